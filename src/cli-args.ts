@@ -1,0 +1,61 @@
+// Command-line parsing: `psyche <command> [flags]`. Flags are the config keys in kebab-case.
+import { parseArgs } from "node:util";
+import { ENV_NAMES, flagName } from "./config.js";
+
+export const COMMANDS = ["serve", "db", "migrate", "web", "inference", "model"] as const;
+export type Command = (typeof COMMANDS)[number];
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export const USAGE = `Usage: psyche <command> [flags]
+
+Commands:
+  serve       every role in one process (embedded Postgres unless DATABASE_URL is set)
+  db          the embedded Postgres alone, on --db-port
+  migrate     apply database migrations, then exit (the Procfile's release)
+  web         the HTTP API only
+  inference   the inference worker only (loads the model)
+  model tiny|bench --out <file>
+              write a random-weight GGUF model (tiny: for tests; bench: ~0.5B-shaped)
+
+Flags (each also an environment variable):
+${Object.entries(ENV_NAMES)
+  .map(([key, env]) => `  --${flagName(key)}`.padEnd(28) + env)
+  .join("\n")}
+  --out <file>                where \`psyche model\` writes
+  --help
+`;
+
+export interface ParsedArgs {
+  command: Command;
+  /** Positional arguments after the command. */
+  rest: string[];
+  /** Config keys (camelCase) from flags. */
+  flags: Record<string, unknown>;
+  out?: string | undefined;
+  help: boolean;
+}
+
+export function parseCli(argv: string[]): ParsedArgs {
+  const options: Record<string, { type: "string" | "boolean" }> = { out: { type: "string" }, help: { type: "boolean" } };
+  for (const key of Object.keys(ENV_NAMES)) options[flagName(key)] = { type: key === "quiet" ? "boolean" : "string" };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
+  }
+  const [command, ...rest] = parsed.positionals;
+  const help = parsed.values.help === true;
+  if (!command && help) return { command: "serve", rest: [], flags: {}, help };
+  if (!command) throw new UsageError(`no command given\n\n${USAGE}`);
+  if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
+  const flags: Record<string, unknown> = {};
+  for (const key of Object.keys(ENV_NAMES)) {
+    const value = parsed.values[flagName(key)];
+    if (value !== undefined) flags[key] = value;
+  }
+  return { command: command as Command, rest, flags, out: parsed.values.out as string | undefined, help };
+}

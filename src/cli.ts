@@ -1,0 +1,119 @@
+#!/usr/bin/env node
+// psyche <command>: see USAGE in cli-args.ts.
+import { resolve } from "node:path";
+import { ConfigError, loadConfig, type Config } from "./config.js";
+import { parseCli, UsageError, USAGE, type ParsedArgs } from "./cli-args.js";
+import { DatabaseInUseError } from "./db/embedded.js";
+import { MigrationError } from "./db/migrate.js";
+import { PortInUseError } from "./http/server.js";
+import { ModelError } from "./inference/load-model.js";
+import { BENCH_SHAPE, TINY_SHAPE, writeRandomModel } from "./inference/random-model.js";
+import { createLogger, type Logger } from "./log.js";
+import { serve } from "./processes/serve.js";
+import { runDatabase, runMigrate, runWeb } from "./processes/separate.js";
+import { runInference } from "../workers/inference.js";
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+/** Runs until SIGTERM or SIGINT, then stops what `stop` holds and exits 0. */
+function untilSignal(stop: () => Promise<void>, log: Logger): void {
+  let stopping = false;
+  const onSignal = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, "second signal: exiting now");
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, "stopping: no new work, settling what is in flight");
+    stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, "stop failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+}
+
+async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void> {
+  switch (args.command) {
+    case "serve": {
+      const psyche = await serve(config, log);
+      if (!config.quiet) {
+        say(`Psyche is listening on ${psyche.url} (OpenAI base URL: ${psyche.url}/v1, model "${config.modelId}")`);
+        if (!config.databaseUrl) say(`Embedded database while this runs: psql "${psyche.databaseUrl}"`);
+      }
+      untilSignal(psyche.stop, log);
+      return;
+    }
+    case "db": {
+      const db = await runDatabase(config, log);
+      say(db.database.connectionString);
+      untilSignal(db.stop, log);
+      return;
+    }
+    case "migrate": {
+      const applied = await runMigrate(config, log);
+      say(applied.length ? `applied ${applied.join(", ")}` : "database is up to date");
+      return;
+    }
+    case "web": {
+      const web = await runWeb(config, log);
+      if (!config.quiet) say(`Psyche web listening on ${web.server.url}`);
+      untilSignal(web.stop, log);
+      return;
+    }
+    case "inference": {
+      const inference = await runInference(config, log);
+      if (!config.quiet) say(`Psyche inference worker ${inference.worker.id} running`);
+      untilSignal(inference.stop, log);
+      return;
+    }
+    case "model": {
+      const kind = args.rest[0];
+      if (kind !== "tiny" && kind !== "bench") throw new UsageError("psyche model needs a kind: tiny or bench (e.g. psyche model tiny --out tiny.gguf)");
+      if (!args.out) throw new UsageError(`psyche model ${kind} needs --out <file>`);
+      const out = resolve(args.out);
+      const started = Date.now();
+      writeRandomModel(out, kind === "tiny" ? TINY_SHAPE : BENCH_SHAPE);
+      say(`wrote ${out} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return;
+    }
+    default:
+      return args.command satisfies never;
+  }
+}
+
+async function main(): Promise<void> {
+  let args: ParsedArgs;
+  try {
+    args = parseCli(process.argv.slice(2));
+    if (args.help) {
+      say(USAGE);
+      return;
+    }
+  } catch (err) {
+    process.stderr.write(`psyche: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  let config: Config;
+  try {
+    config = loadConfig(args.flags);
+  } catch (err) {
+    process.stderr.write(`psyche: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const log = createLogger(config.logLevel);
+  try {
+    await run(args, config, log);
+  } catch (err) {
+    const known = [UsageError, ConfigError, ModelError, PortInUseError, DatabaseInUseError, MigrationError].some((E) => err instanceof E);
+    if (known) process.stderr.write(`psyche: ${(err as Error).message}\n`);
+    else log.fatal({ err }, "psyche failed");
+    process.exit(err instanceof UsageError || err instanceof ConfigError ? 2 : 1);
+  }
+}
+
+await main();

@@ -1,0 +1,115 @@
+// One schema over environment variables and command-line flags (flags win).
+import { availableParallelism, homedir } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const bool = z
+  .union([z.boolean(), z.enum(["1", "0", "true", "false", "yes", "no"])])
+  .transform((v) => v === true || v === "1" || v === "true" || v === "yes");
+
+export const ConfigSchema = z.object({
+  /** Address the HTTP server binds to. Anything but loopback requires an API key. */
+  host: z.string().min(1).default("127.0.0.1"),
+  /** HTTP port; 0 picks a free one. */
+  port: port.default(8741),
+  /** Where the embedded database and downloaded/generated models live. */
+  dataDir: z.string().min(1).default(join(homedir(), ".psyche")),
+  /** Port of the embedded Postgres (`psyche serve` without DATABASE_URL, and `psyche db`). */
+  dbPort: port.default(8742),
+  /** Any Postgres with pgvector. Unset: the embedded database in the data directory. */
+  databaseUrl: z.string().url().optional(),
+  /** A GGUF path, an `hf:` URI, or `tiny` (a generated random model, for trying things offline). */
+  model: z.string().min(1).default("tiny"),
+  /** The id clients put in `model`; `/v1/models` lists it. */
+  modelId: z.string().min(1).default("psyche"),
+  /** CPU threads for inference; default: the number of cores. */
+  threads: positiveInt.default(availableParallelism()),
+  /** Tokens of context per sequence. */
+  contextSize: positiveInt.default(4096),
+  /** Parallel sequences in the model's context (one chat, one dream, ...). */
+  sequences: positiveInt.default(2),
+  /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
+  gpu: z.enum(["false", "auto", "cuda", "vulkan", "metal"]).default("false"),
+  /** Required when binding to anything but loopback. */
+  apiKey: z.string().min(8, "must be at least 8 characters").optional(),
+  /** Largest request body accepted, in bytes. */
+  bodyLimit: positiveInt.default(1_000_000),
+  /** Default and ceiling for max_tokens. */
+  maxTokens: positiveInt.default(1024),
+  /** Fallback polling interval for jobs and events when no signal arrives (ms). */
+  pollMs: positiveInt.default(250),
+  /** Inference worker heartbeat (ms); a worker silent for 5 heartbeats is presumed dead. */
+  heartbeatMs: positiveInt.default(2000),
+  /** Seconds SIGTERM waits for in-flight work before giving up on it. */
+  shutdownGraceSeconds: positiveInt.default(15),
+  /** Persona put before every conversation. */
+  persona: z.string().default("You are Psyche, a thoughtful companion with a long memory and moods of your own."),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Print the embedded database's connection string and other start-up hints. */
+  quiet: bool.default(false),
+});
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Environment variable for each setting; the flag is the kebab-case of the key. */
+export const ENV_NAMES: Record<keyof Config, string> = {
+  host: "PSYCHE_HOST",
+  port: "PSYCHE_PORT",
+  dataDir: "PSYCHE_DATA_DIR",
+  dbPort: "PSYCHE_DB_PORT",
+  databaseUrl: "DATABASE_URL",
+  model: "PSYCHE_MODEL",
+  modelId: "PSYCHE_MODEL_ID",
+  threads: "PSYCHE_THREADS",
+  contextSize: "PSYCHE_CONTEXT_SIZE",
+  sequences: "PSYCHE_SEQUENCES",
+  gpu: "PSYCHE_GPU",
+  apiKey: "PSYCHE_API_KEY",
+  bodyLimit: "PSYCHE_BODY_LIMIT",
+  maxTokens: "PSYCHE_MAX_TOKENS",
+  pollMs: "PSYCHE_POLL_MS",
+  heartbeatMs: "PSYCHE_HEARTBEAT_MS",
+  shutdownGraceSeconds: "PSYCHE_SHUTDOWN_GRACE_SECONDS",
+  persona: "PSYCHE_PERSONA",
+  logLevel: "PSYCHE_LOG_LEVEL",
+  quiet: "PSYCHE_QUIET",
+};
+
+export const flagName = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
+
+/**
+ * Builds the configuration from the environment and flags. An invalid value throws a
+ * ConfigError naming the flag and the variable, and how to fix it.
+ */
+export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [key, envName] of Object.entries(ENV_NAMES)) {
+    const fromEnv = env[envName];
+    if (fromEnv !== undefined && fromEnv !== "") raw[key] = fromEnv;
+    if (flags[key] !== undefined) raw[key] = flags[key];
+  }
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const key = String(issue.path[0] ?? "");
+      const envName = ENV_NAMES[key as keyof Config];
+      const given = raw[key] === undefined ? "" : ` (got ${JSON.stringify(raw[key])})`;
+      return `invalid --${flagName(key)} / ${envName}${given}: ${issue.message}`;
+    });
+    throw new ConfigError(lines.join("\n"));
+  }
+  const config = parsed.data;
+  if (!LOOPBACK.has(config.host) && !config.apiKey) {
+    throw new ConfigError(
+      `--host ${config.host} listens beyond this machine: set an API key with --api-key or PSYCHE_API_KEY, or bind to 127.0.0.1`,
+    );
+  }
+  return config;
+}

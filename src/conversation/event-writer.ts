@@ -1,0 +1,84 @@
+// Appends generated text to turn_events in small batches: the first piece at once (time to
+// first token), then at most one write per `flushMs`. Each write signals the turn's channel
+// and reports whether the turn was cancelled or taken from this worker.
+import { appendEvent } from "../db/sql/turn-events.js";
+import type { Queryable } from "../db/pool.js";
+import { Channel, type SignalBus } from "../jobs/bus.js";
+
+export interface EventWriterOptions {
+  pool: Queryable;
+  bus: SignalBus;
+  turnId: string;
+  workerId: string;
+  /** The last sequence number already written for this turn. */
+  lastSeq: number;
+  flushMs: number;
+  /** Called once when cancellation is requested or the worker lost the turn. */
+  onStop: (reason: "cancelled" | "lost") => void;
+}
+
+export class EventWriter {
+  private buffer = "";
+  private tokens = 0;
+  private seq: number;
+  private lastFlush = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> = Promise.resolve();
+  private stopped = false;
+  lost = false;
+  failure: unknown;
+
+  constructor(private readonly o: EventWriterOptions) {
+    this.seq = o.lastSeq;
+  }
+
+  push(text: string, tokens: number): void {
+    this.buffer += text;
+    this.tokens += tokens;
+    if (this.timer) return;
+    const wait = Math.max(0, this.lastFlush + this.o.flushMs - Date.now());
+    if (wait === 0) this.flushSoon();
+    else this.timer = setTimeout(() => this.flushSoon(), wait);
+  }
+
+  private flushSoon(): void {
+    this.timer = undefined;
+    this.inFlight = this.inFlight.then(() => this.write());
+  }
+
+  private async write(): Promise<void> {
+    if (!this.buffer || this.lost) return;
+    const text = this.buffer;
+    const tokens = this.tokens;
+    this.buffer = "";
+    this.tokens = 0;
+    this.lastFlush = Date.now();
+    try {
+      const res = await appendEvent(this.o.pool, this.o.turnId, this.o.workerId, ++this.seq, "delta", text, tokens);
+      if (!res.written) {
+        this.lost = true;
+        this.stop("lost");
+        return;
+      }
+      this.o.bus.notify(Channel.turn, this.o.turnId);
+      if (res.cancelRequested) this.stop("cancelled");
+    } catch (err) {
+      this.failure = err;
+      this.stop("lost");
+    }
+  }
+
+  private stop(reason: "cancelled" | "lost"): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.o.onStop(reason);
+  }
+
+  /** Writes whatever is buffered and waits for all writes. */
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.inFlight = this.inFlight.then(() => this.write());
+    await this.inFlight;
+  }
+}

@@ -1,0 +1,37 @@
+// Which of a request's messages are new to a stored conversation (ARCHITECTURE.md §2).
+// A client continuing by id may send only the new messages, or (like Open WebUI) the whole
+// transcript every time. Identity comes from the id, never from fingerprinting transcripts.
+
+export interface ComparableMessage {
+  role: string;
+  content: string;
+}
+
+export interface NewMessagesDecision {
+  /** Messages to append. */
+  append: number;
+  /** Index into the request's messages where the new ones start. */
+  from: number;
+  /** Stored messages from this index on are replaced (the client rewrote history). */
+  supersedeFrom?: number;
+}
+
+const same = (a: ComparableMessage, b: ComparableMessage) => a.role === b.role && a.content === b.content;
+
+/**
+ * - Nothing stored: every message is new.
+ * - The request has more than one message and opens with the stored opening: it is the whole
+ *   transcript. What matches the stored transcript is kept; what follows is new; stored
+ *   messages past the point where the two differ are superseded (an edit or a regenerate).
+ * - Otherwise the request holds only new messages, appended.
+ */
+export function decideNewMessages(stored: readonly ComparableMessage[], sent: readonly ComparableMessage[]): NewMessagesDecision {
+  const first = stored[0];
+  const opening = sent[0];
+  if (!first || !opening || sent.length < 2 || !same(first, opening)) return { append: sent.length, from: 0 };
+  let k = 0;
+  while (k < stored.length && k < sent.length && same(stored[k]!, sent[k]!)) k++;
+  const decision: NewMessagesDecision = { append: sent.length - k, from: k };
+  if (k < stored.length) decision.supersedeFrom = k;
+  return decision;
+}

@@ -1,0 +1,125 @@
+// The worker side of a chat turn: claim it, build the prompt from the stored transcript,
+// generate (continuing any text a dead worker already streamed), stream events, finish.
+import type { Logger } from "../log.js";
+import { activeMessages, appendMessages, touchConversation } from "../db/sql/conversations.js";
+import { appendClosingEvent, streamedSoFar } from "../db/sql/turn-events.js";
+import { claimTurn, failTurn, finishTurn, type Turn } from "../db/sql/turns.js";
+import { inTransaction, type Pool } from "../db/pool.js";
+import { Channel, type SignalBus } from "../jobs/bus.js";
+import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
+import { EventWriter } from "./event-writer.js";
+
+export interface RunTurnDeps {
+  pool: Pool;
+  bus: SignalBus;
+  engine: InferenceEngine;
+  log: Logger;
+  workerId: string;
+  persona: string;
+  /** Longest wait between two event writes while generating. Default 25 ms. */
+  flushMs?: number;
+}
+
+/** Why a turn stopped without finishing here: the worker is shutting down and hands it on. */
+export class HandOff extends Error {
+  override name = "HandOff";
+}
+
+export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost" | "handed-off";
+
+export function buildPrompt(persona: string, messages: readonly { role: string; content: string }[]): PromptMessage[] {
+  const prompt: PromptMessage[] = [];
+  if (persona) prompt.push({ role: "system", content: persona });
+  for (const m of messages) {
+    if (m.role === "system" || m.role === "user" || m.role === "assistant") prompt.push({ role: m.role, content: m.content });
+  }
+  return prompt;
+}
+
+/**
+ * Runs one chat turn. `signal` is the job's: aborting it with a HandOff reason stops
+ * generation and leaves the turn running for reclaim (see jobs/reclaim.ts); any other abort
+ * reason cancels the turn.
+ */
+export async function runTurn(deps: RunTurnDeps, turnId: string, jobId: string, signal: AbortSignal): Promise<RunTurnOutcome> {
+  const turn = await claimTurn(deps.pool, turnId, jobId, deps.workerId);
+  if (!turn) return "skipped";
+  const log = deps.log.child({ turnId, attempt: turn.attempts });
+  try {
+    return await generateTurn(deps, turn, signal, log);
+  } catch (err) {
+    log.error({ err }, "turn failed");
+    const message = `generation failed: ${(err as Error).message}`;
+    if (await failTurn(deps.pool, turnId, message)) await appendClosingEvent(deps.pool, turnId, "error", message);
+    deps.bus.notify(Channel.turn, turnId);
+    return "failed";
+  }
+}
+
+async function generateTurn(deps: RunTurnDeps, turn: Turn, jobSignal: AbortSignal, log: Logger): Promise<RunTurnOutcome> {
+  const messages = await activeMessages(deps.pool, turn.conversation_id, turn.prompt_end_message_id ?? undefined);
+  const sofar = await streamedSoFar(deps.pool, turn.id);
+  const controller = new AbortController();
+  let stopReason: "cancelled" | "lost" | "handed-off" | undefined;
+  const stop = (reason: typeof stopReason) => {
+    stopReason ??= reason;
+    controller.abort();
+  };
+  const onJobAbort = () => stop(jobSignal.reason instanceof HandOff ? "handed-off" : "cancelled");
+  if (jobSignal.aborted) onJobAbort();
+  else jobSignal.addEventListener("abort", onJobAbort, { once: true });
+  const unsubscribe = deps.bus.subscribe(Channel.cancel, (id) => {
+    if (id === turn.id) stop("cancelled");
+  });
+  if (turn.cancel_requested_at) stop("cancelled");
+
+  const writer = new EventWriter({
+    pool: deps.pool,
+    bus: deps.bus,
+    turnId: turn.id,
+    workerId: deps.workerId,
+    lastSeq: sofar.lastSeq,
+    flushMs: deps.flushMs ?? 25,
+    onStop: stop,
+  });
+  if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
+  try {
+    const result = await deps.engine.generate({
+      messages: buildPrompt(deps.persona, messages),
+      partialResponse: sofar.text,
+      maxTokens: Math.max(1, turn.max_tokens - sofar.tokens),
+      temperature: turn.temperature ?? undefined,
+      topP: turn.top_p ?? undefined,
+      seed: turn.seed ?? undefined,
+      stop: turn.stop,
+      signal: controller.signal,
+      onText: (text, tokens) => writer.push(text, tokens),
+    });
+    await writer.flush();
+    if (writer.failure) throw writer.failure;
+    if (writer.lost || stopReason === "lost") return "lost";
+    if (stopReason === "handed-off") return "handed-off";
+    const content = sofar.text + result.text;
+    const finishReason = stopReason === "cancelled" ? "cancelled" : result.finishReason;
+    const finished = await inTransaction(deps.pool, async (client) => {
+      const ok = await finishTurn(client, turn.id, deps.workerId, {
+        content,
+        finishReason,
+        promptTokens: result.promptTokens,
+        completionTokens: sofar.tokens + result.completionTokens,
+      });
+      if (!ok) return false;
+      await appendMessages(client, turn.conversation_id, turn.id, [{ role: "assistant", content }]);
+      await appendClosingEvent(client, turn.id, "done", finishReason);
+      await touchConversation(client, turn.conversation_id);
+      return true;
+    });
+    deps.bus.notify(Channel.turn, turn.id);
+    if (!finished) return "lost";
+    log.debug({ finishReason, tokens: result.completionTokens }, "turn finished");
+    return finishReason === "cancelled" ? "cancelled" : "done";
+  } finally {
+    jobSignal.removeEventListener("abort", onJobAbort);
+    unsubscribe();
+  }
+}

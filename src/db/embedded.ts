@@ -1,0 +1,85 @@
+// The embedded Postgres: PGlite with pgvector, persisted in the data directory, served
+// over the Postgres wire protocol so `pg`, pg-boss and psql take their ordinary code path.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { vector } from "@electric-sql/pglite-pgvector";
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { acquirePidLock, type PidLock } from "./pid-lock.js";
+
+export interface EmbeddedDatabaseOptions {
+  /** The data directory; the database lives in `<dataDir>/pgdata`. */
+  dataDir: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** Client connections the socket server accepts at once. Default 64. */
+  maxConnections?: number;
+}
+
+export interface EmbeddedDatabase {
+  /** `postgresql://postgres@host:port/postgres`, usable by pg, pg-boss and psql. */
+  connectionString: string;
+  port: number;
+  /** The in-process PGlite, for LISTEN/NOTIFY inside this process. */
+  pglite: PGlite;
+  stop(): Promise<void>;
+}
+
+export class DatabaseInUseError extends Error {
+  override name = "DatabaseInUseError";
+}
+
+export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
+  const dir = join(options.dataDir, "pgdata");
+  mkdirSync(options.dataDir, { recursive: true });
+  // Two processes on one PGlite directory would corrupt it (seed 004's PID-file lesson).
+  let lock: PidLock;
+  try {
+    lock = acquirePidLock(join(options.dataDir, "pgdata.pid"));
+  } catch (err) {
+    const holder = (err as { holderPid?: number }).holderPid;
+    throw new DatabaseInUseError(
+      `the database in ${dir} is in use by process ${holder}: stop that psyche process, ` +
+        `point this one at it with DATABASE_URL, or pass another --data-dir`,
+      { cause: err },
+    );
+  }
+  const pglite = new PGlite(dir, { extensions: { vector } });
+  try {
+    await pglite.waitReady;
+    await pglite.exec("create extension if not exists vector");
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const host = options.host ?? "127.0.0.1";
+  const server = new PGLiteSocketServer({ db: pglite, host, port: options.port, maxConnections: options.maxConnections ?? 64 });
+  try {
+    await server.start();
+  } catch (err) {
+    await pglite.close();
+    lock.release();
+    if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      throw new DatabaseInUseError(
+        `port ${options.port} is in use, so the embedded database cannot listen there: pass --db-port (0 picks a free one) or stop the other server`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+  const port = Number(server.getServerConn().split(":").pop());
+  let stopped = false;
+  return {
+    connectionString: `postgresql://postgres@${host}:${port}/postgres`,
+    port,
+    pglite,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await server.stop();
+      await pglite.close();
+      lock.release();
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
+
+export interface PidLock {
+  release(): void;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** A PID file: taken when absent or left by a dead process; refused while its holder lives. */
+export function acquirePidLock(path: string): PidLock {
+  try {
+    writeFileSync(path, String(process.pid), { flag: "wx" });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    const holderPid = Number(readFileSync(path, "utf8").trim());
+    if (Number.isInteger(holderPid) && holderPid > 0 && holderPid !== process.pid && alive(holderPid)) {
+      throw Object.assign(new Error(`locked by process ${holderPid}`), { holderPid });
+    }
+    writeFileSync(path, String(process.pid));
+  }
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      try {
+        if (readFileSync(path, "utf8").trim() === String(process.pid)) unlinkSync(path);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import pg from "pg";
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+export type Queryable = Pick<pg.Pool, "query">;
+
+// bigint columns (counts, sequence numbers) as numbers: all of ours fit.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function createPool(connectionString: string, max = 10): Pool {
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+  // An idle client that loses its connection emits here; without a listener it would crash.
+  pool.on("error", () => undefined);
+  return pool;
+}
+
+/** Runs `fn` in a transaction. Keep it short: the embedded server serializes transactions. */
+export async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("begin");
+    const result = await fn(client);
+    await client.query("commit");
+    return result;
+  } catch (err) {
+    await client.query("rollback").catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,63 @@
+import type { Queryable } from "../pool.js";
+
+export type TurnEventKind = "delta" | "done" | "error";
+
+export interface TurnEvent {
+  seq: number;
+  kind: TurnEventKind;
+  content: string;
+}
+
+export async function eventsAfter(db: Queryable, turnId: string, afterSeq: number): Promise<TurnEvent[]> {
+  const res = await db.query<TurnEvent>(
+    "select seq, kind, content from turn_events where turn_id = $1 and seq > $2 order by seq",
+    [turnId, afterSeq],
+  );
+  return res.rows;
+}
+
+/** The text already streamed for a turn, its token count, and the last sequence number. */
+export async function streamedSoFar(db: Queryable, turnId: string): Promise<{ text: string; tokens: number; lastSeq: number }> {
+  const res = await db.query<{ text: string | null; tokens: number | null; last_seq: number | null }>(
+    `select string_agg(content, '' order by seq) filter (where kind = 'delta') as text,
+            sum(tokens)::int as tokens, max(seq) as last_seq
+     from turn_events where turn_id = $1`,
+    [turnId],
+  );
+  const row = res.rows[0];
+  return { text: row?.text ?? "", tokens: row?.tokens ?? 0, lastSeq: row?.last_seq ?? 0 };
+}
+
+/**
+ * Appends an event if `workerId` still holds the running turn. Returns whether it was
+ * written and whether cancellation was requested (checked in the same round trip).
+ */
+export async function appendEvent(
+  db: Queryable,
+  turnId: string,
+  workerId: string,
+  seq: number,
+  kind: TurnEventKind,
+  content: string,
+  tokens = 0,
+): Promise<{ written: boolean; cancelRequested: boolean }> {
+  const res = await db.query<{ written: boolean; cancel: boolean | null }>(
+    `with owner as (
+       select id, cancel_requested_at from turns where id = $1 and worker_id = $2 and status = 'running'),
+     ins as (
+       insert into turn_events (turn_id, seq, kind, content, tokens) select id, $3, $4, $5, $6 from owner returning 1)
+     select exists (select 1 from ins) as written, (select cancel_requested_at is not null from owner) as cancel`,
+    [turnId, workerId, seq, kind, content, tokens],
+  );
+  const row = res.rows[0];
+  return { written: row?.written ?? false, cancelRequested: row?.cancel ?? false };
+}
+
+/** Appends a closing event regardless of the worker (used when a turn fails or is reclaimed). */
+export async function appendClosingEvent(db: Queryable, turnId: string, kind: "done" | "error", content: string): Promise<void> {
+  await db.query(
+    `insert into turn_events (turn_id, seq, kind, content)
+     select $1, coalesce(max(seq), 0) + 1, $2, $3 from turn_events where turn_id = $1`,
+    [turnId, kind, content],
+  );
+}

@@ -1,0 +1,153 @@
+import type { Queryable } from "../pool.js";
+
+export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
+export type FinishReason = "stop" | "length" | "cancelled";
+
+export interface Turn {
+  id: string;
+  conversation_id: string;
+  status: TurnStatus;
+  model: string;
+  temperature: number | null;
+  top_p: number | null;
+  max_tokens: number;
+  seed: number | null;
+  stop: string[];
+  stream: boolean;
+  job_id: string | null;
+  worker_id: string | null;
+  attempts: number;
+  content: string | null;
+  finish_reason: FinishReason | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  error: string | null;
+  cancel_requested_at: Date | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  /** The prompt is the transcript up to this message. */
+  prompt_end_message_id: number | null;
+}
+
+const TURN_COLUMNS = "t.*";
+
+export interface NewTurn {
+  conversationId: string;
+  model: string;
+  temperature: number | null;
+  topP: number | null;
+  maxTokens: number;
+  seed: number | null;
+  stop: string[];
+  stream: boolean;
+}
+
+export async function insertTurn(db: Queryable, t: NewTurn): Promise<string> {
+  const res = await db.query<{ id: string }>(
+    `insert into turns (conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream)
+     values ($1, $2, $3, $4, $5, $6, $7, $8) returning id`,
+    [t.conversationId, t.model, t.temperature, t.topP, t.maxTokens, t.seed, t.stop, t.stream],
+  );
+  return res.rows[0]!.id;
+}
+
+export async function setTurnPromptEnd(db: Queryable, turnId: string, messageId: number | null): Promise<void> {
+  await db.query("update turns set prompt_end_message_id = $2 where id = $1", [turnId, messageId]);
+}
+
+export async function setTurnJob(db: Queryable, turnId: string, jobId: string): Promise<void> {
+  await db.query("update turns set job_id = $2 where id = $1", [turnId, jobId]);
+}
+
+export async function getTurn(db: Queryable, id: string): Promise<Turn | undefined> {
+  const res = await db.query<Turn>(`select ${TURN_COLUMNS} from turns t where t.id = $1`, [id]);
+  return res.rows[0];
+}
+
+/**
+ * Takes a queued turn for `workerId`. Returns undefined if the turn is not waiting for this
+ * job (finished, cancelled, or handed to a newer job).
+ */
+export async function claimTurn(db: Queryable, id: string, jobId: string, workerId: string): Promise<Turn | undefined> {
+  // Only the turn's current job may claim it: a stale job (one replaced when its worker died)
+  // finds nothing to do.
+  const res = await db.query<Turn>(
+    `with claimed as (
+       update turns set status = 'running', worker_id = $3, attempts = attempts + 1,
+              started_at = coalesce(started_at, now())
+       where id = $1 and job_id = $2 and status = 'queued' returning *)
+     select ${TURN_COLUMNS} from claimed t`,
+    [id, jobId, workerId],
+  );
+  return res.rows[0];
+}
+
+export interface TurnResult {
+  content: string;
+  finishReason: FinishReason;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Finishes a turn held by `workerId`; false if the worker no longer holds it. */
+export async function finishTurn(db: Queryable, id: string, workerId: string, r: TurnResult): Promise<boolean> {
+  const res = await db.query(
+    `update turns set status = case when $3 = 'cancelled' then 'cancelled' else 'done' end,
+            content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, finished_at = now()
+     where id = $1 and worker_id = $2 and status = 'running'`,
+    [id, workerId, r.finishReason, r.content, r.promptTokens, r.completionTokens],
+  );
+  return res.rowCount === 1;
+}
+
+export async function failTurn(db: Queryable, id: string, error: string): Promise<boolean> {
+  const res = await db.query(
+    `update turns set status = 'failed', error = $2, finished_at = now()
+     where id = $1 and status in ('queued', 'running')`,
+    [id, error],
+  );
+  return res.rowCount === 1;
+}
+
+/** Records a cancellation request; returns the turn's status, or undefined if no such turn. */
+export async function requestCancel(db: Queryable, id: string): Promise<TurnStatus | undefined> {
+  const res = await db.query<{ status: TurnStatus }>(
+    `update turns set cancel_requested_at = coalesce(cancel_requested_at, now())
+     where id = $1 returning status`,
+    [id],
+  );
+  return res.rows[0]?.status;
+}
+
+/** Running turns whose worker is gone: no heartbeat for `staleMs`, stopped, or never registered. */
+export async function orphanedTurns(db: Queryable, staleMs: number): Promise<{ id: string; job_id: string | null; attempts: number; worker_id: string | null; pid: number | null; host: string | null }[]> {
+  const res = await db.query(
+    `select t.id, t.job_id, t.attempts, t.worker_id, w.pid, w.host, w.heartbeat_at
+     from turns t left join inference_workers w on w.id = t.worker_id
+     where t.status = 'running'
+       and (w.id is null or w.stopped_at is not null or w.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))`,
+    [staleMs],
+  );
+  return res.rows;
+}
+
+/** Running turns held by workers on `host`, with their pids: for the fast dead-pid check. */
+export async function runningTurnsOnHost(db: Queryable, host: string, exceptWorker: string): Promise<{ id: string; worker_id: string; pid: number; attempts: number }[]> {
+  const res = await db.query(
+    `select t.id, t.worker_id, t.attempts, w.pid from turns t join inference_workers w on w.id = t.worker_id
+     where t.status = 'running' and w.host = $1 and w.id <> $2`,
+    [host, exceptWorker],
+  );
+  return res.rows;
+}
+
+/** Puts a running turn back in the queue, if `fromWorker` (or nobody) still holds it. */
+export async function requeueTurn(db: Queryable, id: string, fromWorker: string | null, jobId: string): Promise<boolean> {
+  const res = await db.query(
+    `update turns set status = 'queued', worker_id = null, job_id = $3
+     where id = $1 and status = 'running' and worker_id is not distinct from $2`,
+    [id, fromWorker, jobId],
+  );
+  return res.rowCount === 1;
+}

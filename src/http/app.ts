@@ -1,0 +1,54 @@
+// The Hono app: every route, one error shape, the body limit and the API key.
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import type { HttpDeps } from "./deps.js";
+import { ApiError } from "./errors.js";
+import { chatCompletionRoutes } from "./routes/chat-completions.js";
+import { healthRoutes } from "./routes/health.js";
+import { modelRoutes } from "./routes/models.js";
+import { turnRoutes } from "./routes/turns.js";
+
+export function createApp(deps: HttpDeps): Hono {
+  const app = new Hono();
+
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.json(err.toJSON(), err.status);
+    if (err instanceof HTTPException) {
+      const api = new ApiError(err.status as ApiError["status"], err.status === 401 ? "authentication_error" : "invalid_request_error", err.message);
+      return c.json(api.toJSON(), api.status);
+    }
+    deps.log.error({ err, path: c.req.path }, "request failed");
+    return c.json(new ApiError(500, "server_error", "The server failed to handle the request; see its log").toJSON(), 500);
+  });
+  app.notFound((c) =>
+    c.json(new ApiError(404, "not_found_error", `No route for ${c.req.method} ${c.req.path}`, { code: "unknown_url" }).toJSON(), 404),
+  );
+
+  if (deps.apiKey) {
+    const expected = `Bearer ${deps.apiKey}`;
+    app.use("/v1/*", async (c, next) => {
+      if (c.req.header("authorization") !== expected) {
+        throw new ApiError(401, "authentication_error", "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY>", { code: "invalid_api_key" });
+      }
+      await next();
+    });
+  }
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: deps.bodyLimit,
+      onError: () => {
+        throw new ApiError(413, "invalid_request_error", `The request body is larger than ${deps.bodyLimit} bytes (PSYCHE_BODY_LIMIT)`, {
+          code: "request_too_large",
+        });
+      },
+    }),
+  );
+
+  app.route("/", healthRoutes(deps));
+  app.route("/", modelRoutes(deps));
+  app.route("/", chatCompletionRoutes(deps));
+  app.route("/", turnRoutes(deps));
+  return app;
+}

@@ -1,0 +1,22 @@
+import type PgBoss from "pg-boss";
+import type { Pool } from "../db/pool.js";
+import type { SignalBus } from "../jobs/bus.js";
+import type { Logger } from "../log.js";
+
+/** What the HTTP layer is built from; a web process builds these once and passes them in. */
+export interface HttpDeps {
+  pool: Pool;
+  boss: PgBoss;
+  bus: SignalBus;
+  log: Logger;
+  /** The id clients use in `model`. */
+  modelId: string;
+  /** Default and ceiling for max_tokens. */
+  maxTokens: number;
+  bodyLimit: number;
+  pollMs: number;
+  /** When set, /v1/* requires `Authorization: Bearer <apiKey>`. */
+  apiKey?: string | undefined;
+  /** Liveness window for inference workers' heartbeats (ms). */
+  workerStaleMs: number;
+}

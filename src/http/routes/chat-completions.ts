@@ -1,0 +1,95 @@
+import { Hono } from "hono";
+import { followTurn } from "../../conversation/follow-turn.js";
+import { startTurn } from "../../conversation/start-turn.js";
+import { getTurn } from "../../db/sql/turns.js";
+import type { HttpDeps } from "../deps.js";
+import { ApiError, fromZodError, invalidRequest } from "../errors.js";
+import { readJsonObject } from "../read-json.js";
+import { ChatCompletionRequestSchema, ConversationIdSchema } from "../schemas/chat.js";
+import { openAiFinish, usageOf } from "../sse.js";
+import { streamTurn } from "../stream-turn.js";
+
+/** Headers a client may name its conversation with (ARCHITECTURE.md §2). */
+const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
+
+export function chatCompletionRoutes(deps: HttpDeps): Hono {
+  const app = new Hono();
+
+  app.post("/v1/chat/completions", async (c) => {
+    const body = await readJsonObject(c);
+    const parsed = ChatCompletionRequestSchema.safeParse(body);
+    if (!parsed.success) throw fromZodError(parsed.error);
+    const req = parsed.data;
+    if (req.tools?.length) throw invalidRequest("tools are not supported by this server yet", "tools", "unsupported_parameter");
+    if (req.model !== deps.modelId) {
+      throw new ApiError(404, "invalid_request_error", `The model '${req.model}' does not exist: this server serves '${deps.modelId}' (see GET /v1/models)`, {
+        param: "model",
+        code: "model_not_found",
+      });
+    }
+    const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? deps.maxTokens;
+    if (maxTokens > deps.maxTokens) {
+      throw invalidRequest(`max_tokens is ${maxTokens}, above this server's limit of ${deps.maxTokens} (PSYCHE_MAX_TOKENS)`, "max_tokens");
+    }
+    const rawId = CONVERSATION_HEADERS.map((h) => c.req.header(h)).find((v) => v !== undefined) ?? req.metadata?.conversation_id;
+    let conversationId: string | undefined;
+    if (rawId !== undefined) {
+      const id = ConversationIdSchema.safeParse(rawId);
+      if (!id.success) throw invalidRequest(`Invalid conversation id: ${id.error.issues[0]?.message}`, "conversation_id");
+      conversationId = id.data;
+    }
+
+    const started = await startTurn(deps, {
+      conversationId,
+      messages: req.messages.map((m) => ({ role: m.role === "developer" ? "system" : m.role, content: m.content, name: m.name })),
+      model: req.model,
+      temperature: req.temperature ?? null,
+      topP: req.top_p ?? null,
+      maxTokens,
+      seed: req.seed ?? null,
+      stop: req.stop === undefined || req.stop === null ? [] : typeof req.stop === "string" ? [req.stop] : req.stop,
+      stream: req.stream ?? false,
+    });
+    c.header("X-Psyche-Conversation", started.conversationId);
+    c.header("X-Psyche-Turn", started.turnId);
+    const base = { id: `chatcmpl-${started.turnId}`, created: Math.floor(Date.now() / 1000), model: req.model };
+
+    if (req.stream) {
+      return streamTurn(c, deps, {
+        turnId: started.turnId,
+        base,
+        afterSeq: 0,
+        includeUsage: req.stream_options?.include_usage ?? false,
+        announceRole: true,
+      });
+    }
+
+    // Not streaming: wait for the closing event. A client that goes away does not cancel it.
+    for await (const _ of followTurn(deps, started.turnId, 0, c.req.raw.signal)) {
+      // the text is read whole from the turn once it is finished
+    }
+    const turn = await getTurn(deps.pool, started.turnId);
+    if (!turn || turn.status === "failed" || turn.status === "queued" || turn.status === "running") {
+      throw new ApiError(500, "server_error", turn?.error ?? "the turn did not finish", { code: "generation_failed" });
+    }
+    return c.json({
+      id: base.id,
+      object: "chat.completion",
+      created: base.created,
+      model: base.model,
+      system_fingerprint: null,
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: turn.content ?? "", refusal: null },
+          logprobs: null,
+          finish_reason: openAiFinish(turn.finish_reason),
+        },
+      ],
+      usage: usageOf(turn.prompt_tokens, turn.completion_tokens),
+      psyche: { conversation_id: started.conversationId, turn_id: started.turnId },
+    });
+  });
+
+  return app;
+}

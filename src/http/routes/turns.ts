@@ -1,0 +1,70 @@
+// Psyche's own turn endpoints: status, resuming a stream, cancelling.
+import { Hono } from "hono";
+import { z } from "zod";
+import { getTurn, requestCancel } from "../../db/sql/turns.js";
+import { Channel } from "../../jobs/bus.js";
+import type { HttpDeps } from "../deps.js";
+import { ApiError, invalidRequest } from "../errors.js";
+import { streamTurn } from "../stream-turn.js";
+import { usageOf } from "../sse.js";
+
+const TurnIdSchema = z.string().uuid();
+const SeqSchema = z.coerce.number().int().min(0);
+
+function turnId(raw: string): string {
+  const parsed = TurnIdSchema.safeParse(raw);
+  if (!parsed.success) throw invalidRequest("turn ids are UUIDs (the X-Psyche-Turn header of a chat response)", "id");
+  return parsed.data;
+}
+
+const notFound = (id: string) => new ApiError(404, "not_found_error", `no turn ${id}`, { param: "id", code: "turn_not_found" });
+
+export function turnRoutes(deps: HttpDeps): Hono {
+  const app = new Hono();
+
+  app.get("/v1/turns/:id", async (c) => {
+    const id = turnId(c.req.param("id"));
+    const turn = await getTurn(deps.pool, id);
+    if (!turn) throw notFound(id);
+    return c.json({
+      id: turn.id,
+      conversation_id: turn.conversation_id,
+      status: turn.status,
+      content: turn.content,
+      finish_reason: turn.finish_reason,
+      attempts: turn.attempts,
+      error: turn.error,
+      usage: usageOf(turn.prompt_tokens, turn.completion_tokens),
+      created_at: turn.created_at,
+      finished_at: turn.finished_at,
+    });
+  });
+
+  /** Resumes a stream: events after `?after=N` or the Last-Event-ID header (default: all). */
+  app.get("/v1/turns/:id/events", async (c) => {
+    const id = turnId(c.req.param("id"));
+    const raw = c.req.query("after") ?? c.req.header("last-event-id") ?? "0";
+    const after = SeqSchema.safeParse(raw);
+    if (!after.success) throw invalidRequest("after / Last-Event-ID must be a non-negative integer", "after");
+    const turn = await getTurn(deps.pool, id);
+    if (!turn) throw notFound(id);
+    c.header("X-Psyche-Conversation", turn.conversation_id);
+    return streamTurn(c, deps, {
+      turnId: id,
+      base: { id: `chatcmpl-${id}`, created: Math.floor(turn.created_at.getTime() / 1000), model: turn.model },
+      afterSeq: after.data,
+      includeUsage: c.req.query("include_usage") === "true",
+      announceRole: after.data === 0,
+    });
+  });
+
+  app.post("/v1/turns/:id/cancel", async (c) => {
+    const id = turnId(c.req.param("id"));
+    const status = await requestCancel(deps.pool, id);
+    if (!status) throw notFound(id);
+    deps.bus.notify(Channel.cancel, id);
+    return c.json({ id, status, cancel_requested: status === "queued" || status === "running" });
+  });
+
+  return app;
+}

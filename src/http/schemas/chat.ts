@@ -1,0 +1,58 @@
+// POST /v1/chat/completions, as OpenAI defines it, for the parts Psyche serves.
+import { z } from "zod";
+
+const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() });
+const ContentPartSchema = z.union([
+  TextPartSchema,
+  z
+    .object({ type: z.string() })
+    .passthrough()
+    .refine(() => false, { message: "only text content parts are supported by this server" }),
+]);
+
+/** A message's content: a string, or text parts (joined). */
+const ContentSchema = z
+  .union([z.string(), z.array(ContentPartSchema).min(1)])
+  .transform((c) => (typeof c === "string" ? c : c.map((p) => ("text" in p ? String(p.text) : "")).join("")));
+
+const name = z.string().max(256).optional();
+
+export const ChatMessageSchema = z.discriminatedUnion(
+  "role",
+  [
+    z.object({ role: z.literal("system"), content: ContentSchema, name }),
+    z.object({ role: z.literal("developer"), content: ContentSchema, name }),
+    z.object({ role: z.literal("user"), content: ContentSchema, name }),
+    z.object({
+      role: z.literal("assistant"),
+      content: ContentSchema.nullish().transform((c) => c ?? ""),
+      name,
+    }),
+  ],
+  { error: () => "role must be one of system, developer, user, assistant (tool messages need tools support, not available yet)" },
+);
+export type ChatMessage = z.infer<typeof ChatMessageSchema>;
+
+export const ChatCompletionRequestSchema = z.object({
+  model: z.string({ error: "model is required" }).min(1, "model is required"),
+  messages: z.array(ChatMessageSchema, { error: "messages must be an array of messages" }).min(1, "messages must not be empty"),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().gt(0).max(1).nullish(),
+  max_tokens: z.number().int().positive().nullish(),
+  max_completion_tokens: z.number().int().positive().nullish(),
+  stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullish(),
+  seed: z.number().int().nullish(),
+  n: z.literal(1, { error: "n must be 1: this server generates one choice per request" }).nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+  user: z.string().optional(),
+  /** Accepted only when empty until tool calling lands; the handler says so. */
+  tools: z.array(z.unknown()).nullish(),
+});
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+
+/** Conversation ids are the client's: keep them printable and short. */
+export const ConversationIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._:@-]{1,128}$/, "conversation ids are 1-128 letters, digits and . _ : @ -");

@@ -1,0 +1,42 @@
+// Real HTTP on a real port, with the errors a person can act on.
+import { createAdaptorServer } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import type { Hono } from "hono";
+
+export class PortInUseError extends Error {
+  override name = "PortInUseError";
+}
+
+export interface RunningServer {
+  port: number;
+  url: string;
+  /** Stops accepting connections; waits up to `graceMs` for open requests, then closes them. */
+  close(graceMs: number): Promise<void>;
+}
+
+export async function listen(app: Hono, host: string, port: number): Promise<RunningServer> {
+  const server = createAdaptorServer({ fetch: app.fetch });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") reject(new PortInUseError(`port ${port} is in use: pass --port (0 picks a free one) or stop the other server`));
+      else reject(err);
+    });
+    server.listen(port, host, () => resolve());
+  });
+  const actual = (server.address() as AddressInfo).port;
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  return {
+    port: actual,
+    url: `http://${shownHost}:${actual}`,
+    close: (graceMs) =>
+      new Promise<void>((resolve) => {
+        const s = server as unknown as { close(cb: () => void): void; closeIdleConnections?(): void; closeAllConnections?(): void };
+        const timer = setTimeout(() => s.closeAllConnections?.(), graceMs);
+        s.close(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+        s.closeIdleConnections?.();
+      }),
+  };
+}

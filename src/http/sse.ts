@@ -1,0 +1,43 @@
+// OpenAI's chat.completion.chunk stream.
+import type { FinishReason } from "../db/sql/turns.js";
+
+export interface ChunkBase {
+  id: string;
+  created: number;
+  model: string;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/** OpenAI has no "cancelled" finish reason; a cancelled turn ends as "stop". */
+export const openAiFinish = (r: FinishReason | null): "stop" | "length" => (r === "length" ? "length" : "stop");
+
+export function chunk(base: ChunkBase, delta: Record<string, unknown>, finishReason: "stop" | "length" | null = null) {
+  return {
+    id: base.id,
+    object: "chat.completion.chunk",
+    created: base.created,
+    model: base.model,
+    system_fingerprint: null,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  };
+}
+
+export function usageChunk(base: ChunkBase, usage: Usage) {
+  return { id: base.id, object: "chat.completion.chunk", created: base.created, model: base.model, system_fingerprint: null, choices: [], usage };
+}
+
+/** One SSE event; `id` lets a client resume with Last-Event-ID. */
+export function sseEvent(data: unknown, id?: number): string {
+  return `${id === undefined ? "" : `id: ${id}\n`}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
+}
+
+export const usageOf = (promptTokens: number | null, completionTokens: number | null): Usage => ({
+  prompt_tokens: promptTokens ?? 0,
+  completion_tokens: completionTokens ?? 0,
+  total_tokens: (promptTokens ?? 0) + (completionTokens ?? 0),
+});

@@ -1,0 +1,47 @@
+// Relays a turn's events as an OpenAI SSE stream. Used for a new streaming request and for
+// resuming one (from any web process) by turn id and the last event id seen.
+import type { Context } from "hono";
+import { stream } from "hono/streaming";
+import { followTurn } from "../conversation/follow-turn.js";
+import { getTurn } from "../db/sql/turns.js";
+import type { HttpDeps } from "./deps.js";
+import { chunk, type ChunkBase, openAiFinish, sseEvent, usageChunk, usageOf } from "./sse.js";
+
+export interface StreamTurnOptions {
+  turnId: string;
+  base: ChunkBase;
+  afterSeq: number;
+  includeUsage: boolean;
+  /** Send the opening `{role: "assistant"}` chunk (not when resuming mid-stream). */
+  announceRole: boolean;
+}
+
+/**
+ * A client that disconnects only stops the relay: the turn keeps generating and is stored
+ * whole, and the client may resume it or cancel it (POST /v1/turns/:id/cancel).
+ */
+export function streamTurn(c: Context, deps: HttpDeps, o: StreamTurnOptions): Response {
+  c.header("Content-Type", "text/event-stream; charset=utf-8");
+  c.header("Cache-Control", "no-cache");
+  c.header("X-Accel-Buffering", "no");
+  return stream(c, async (s) => {
+    const relay = new AbortController();
+    s.onAbort(() => relay.abort());
+    if (o.announceRole) await s.write(sseEvent(chunk(o.base, { role: "assistant", content: "" })));
+    for await (const event of followTurn(deps, o.turnId, o.afterSeq, relay.signal)) {
+      if (event.kind === "delta") {
+        await s.write(sseEvent(chunk(o.base, { content: event.content }), event.seq));
+      } else if (event.kind === "done") {
+        const finish = openAiFinish(event.content as "stop" | "length" | "cancelled");
+        await s.write(sseEvent(chunk(o.base, {}, finish), event.seq));
+        if (o.includeUsage) {
+          const turn = await getTurn(deps.pool, o.turnId);
+          await s.write(sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0))));
+        }
+        await s.write(sseEvent("[DONE]"));
+      } else {
+        await s.write(sseEvent({ error: { message: event.content, type: "server_error", param: null, code: "generation_failed" } }, event.seq));
+      }
+    }
+  });
+}

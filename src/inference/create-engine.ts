@@ -1,0 +1,21 @@
+import { basename } from "node:path";
+import type { Config } from "../config.js";
+import type { Logger } from "../log.js";
+import { LlamaEngine } from "./llama-engine.js";
+import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
+
+/** Resolves `--model`, loads it with the configured threads and context, once. */
+export async function createLlamaEngine(config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize" | "sequences">, log: Logger): Promise<LlamaEngine> {
+  const path = await resolveModelPath(config.model, config.dataDir);
+  const llama = await loadLlama(config.gpu, log);
+  const model = await loadModelFile(llama, path);
+  log.info({ model: path, threads: config.threads, contextSize: config.contextSize }, "model loaded");
+  return LlamaEngine.create({
+    llama,
+    model,
+    modelName: config.model === "tiny" ? "tiny" : basename(path),
+    threads: config.threads,
+    contextSize: config.contextSize,
+    sequences: config.sequences,
+  });
+}

@@ -1,0 +1,119 @@
+// The inference worker: the one process that owns the model. It takes jobs by priority the
+// moment it is signalled (polling only as the fallback), one at a time.
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type PgBoss from "pg-boss";
+import type { Logger } from "../log.js";
+import type { Pool } from "../db/pool.js";
+import { heartbeat, markWorkerStopped, registerWorker } from "../db/sql/workers.js";
+import { Channel, type SignalBus } from "../jobs/bus.js";
+import { Doorbell } from "../jobs/doorbell.js";
+import { INFERENCE_QUEUE, InferenceJobSchema } from "../jobs/queue.js";
+import { reclaimOrphanedTurns } from "../jobs/reclaim.js";
+import { HandOff, runTurn } from "../conversation/run-turn.js";
+import type { InferenceEngine } from "./engine.js";
+
+export interface InferenceWorkerDeps {
+  pool: Pool;
+  boss: PgBoss;
+  bus: SignalBus;
+  engine: InferenceEngine;
+  log: Logger;
+  persona: string;
+  /** Fallback polling interval (ms). */
+  pollMs: number;
+  /** Heartbeat interval (ms); a worker silent for 5 of them is presumed dead. */
+  heartbeatMs: number;
+}
+
+export class InferenceWorker {
+  readonly id = randomUUID();
+  private readonly doorbell = new Doorbell();
+  private readonly host = hostname();
+  private stopping = false;
+  private loop: Promise<void> | undefined;
+  private current: AbortController | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  /** Jobs finished since start, by outcome; for /metrics and tests. */
+  readonly outcomes = new Map<string, number>();
+
+  constructor(private readonly deps: InferenceWorkerDeps) {}
+
+  async start(): Promise<void> {
+    await registerWorker(this.deps.pool, { id: this.id, host: this.host, pid: process.pid, model: this.deps.engine.modelName });
+    this.unsubscribe = this.deps.bus.subscribe(Channel.jobs, () => this.doorbell.ring());
+    await this.reclaim();
+    this.heartbeatTimer = setInterval(() => void this.tick(), this.deps.heartbeatMs);
+    this.loop = this.run();
+    this.deps.log.info({ workerId: this.id, model: this.deps.engine.modelName }, "inference worker started");
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await heartbeat(this.deps.pool, this.id);
+      await this.reclaim();
+    } catch (err) {
+      this.deps.log.warn({ err }, "heartbeat failed");
+    }
+  }
+
+  private async reclaim(): Promise<void> {
+    await reclaimOrphanedTurns({ ...this.deps, workerId: this.id, host: this.host, staleMs: this.deps.heartbeatMs * 5 });
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        const [job] = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: 1, priority: true });
+        if (!job) {
+          await this.doorbell.wait(this.deps.pollMs);
+          continue;
+        }
+        await this.handle(job);
+      } catch (err) {
+        // The loop never dies: log and go on (pg-boss worker.ts does the same).
+        this.deps.log.error({ err }, "inference loop error");
+        await this.doorbell.wait(this.deps.pollMs);
+      }
+    }
+  }
+
+  private async handle(job: PgBoss.Job<unknown>): Promise<void> {
+    const parsed = InferenceJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      this.deps.log.error({ jobId: job.id, issues: parsed.error.issues }, "malformed job; failing it");
+      await this.deps.boss.fail(INFERENCE_QUEUE, job.id, { error: "malformed job data" });
+      return;
+    }
+    this.current = new AbortController();
+    try {
+      const outcome = await runTurn({ ...this.deps, workerId: this.id }, parsed.data.turnId, job.id, this.current.signal);
+      this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
+      if (outcome === "handed-off") {
+        // Leave the job and turn as they are: the next worker reclaims the turn.
+        return;
+      }
+      await this.deps.boss.complete(INFERENCE_QUEUE, job.id);
+    } finally {
+      this.current = undefined;
+    }
+  }
+
+  /**
+   * Stops taking jobs and waits up to `graceMs` for the one in progress; past that, hands it
+   * on (it stays running under this worker's id, which is marked stopped, so the next worker
+   * reclaims it at once and continues from what was streamed).
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    this.doorbell.ring();
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.unsubscribe?.();
+    const timer = setTimeout(() => this.current?.abort(new HandOff("worker shutting down")), graceMs);
+    await this.loop;
+    clearTimeout(timer);
+    await markWorkerStopped(this.deps.pool, this.id).catch(() => undefined);
+    this.deps.log.info({ workerId: this.id }, "inference worker stopped");
+  }
+}

@@ -1,0 +1,120 @@
+// Signals between processes (ARCHITECTURE.md §7). A signal only says "look now": the facts
+// are in tables, and every consumer also polls, so correctness never depends on delivery.
+import { EventEmitter } from "node:events";
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import type { Logger } from "../log.js";
+import type { Pool } from "../db/pool.js";
+
+export const Channel = {
+  /** A job was queued for the inference worker. */
+  jobs: "psyche_jobs",
+  /** A turn has new events; payload: the turn id. */
+  turn: "psyche_turn",
+  /** A turn's cancellation was requested; payload: the turn id. */
+  cancel: "psyche_cancel",
+} as const;
+export type Channel = (typeof Channel)[keyof typeof Channel];
+
+export type BusMode = "local" | "local+notify";
+
+export interface SignalBus {
+  readonly mode: BusMode;
+  notify(channel: Channel, payload?: string): void;
+  subscribe(channel: Channel, handler: (payload: string) => void): () => void;
+  close(): Promise<void>;
+}
+
+/** In-process only: every role in one process (`psyche serve`), or no NOTIFY available. */
+export class LocalBus implements SignalBus {
+  readonly mode: BusMode = "local";
+  protected emitter = new EventEmitter().setMaxListeners(0);
+
+  notify(channel: Channel, payload = ""): void {
+    this.emitter.emit(channel, payload);
+  }
+
+  subscribe(channel: Channel, handler: (payload: string) => void): () => void {
+    this.emitter.on(channel, handler);
+    return () => this.emitter.off(channel, handler);
+  }
+
+  async close(): Promise<void> {
+    this.emitter.removeAllListeners();
+  }
+}
+
+/**
+ * Local delivery plus Postgres LISTEN/NOTIFY for other processes. Payloads carry this
+ * process's origin id so that its own notifications are not delivered twice.
+ */
+export class NotifyBus extends LocalBus {
+  override readonly mode: BusMode = "local+notify";
+  private readonly origin = randomUUID().slice(0, 8);
+
+  private constructor(
+    private readonly pool: Pool,
+    private readonly listener: pg.Client,
+    private readonly log: Logger,
+  ) {
+    super();
+    listener.on("notification", (msg) => {
+      const payload = msg.payload ?? "";
+      const bar = payload.indexOf("|");
+      if (payload.slice(0, bar) === this.origin) return;
+      this.emitter.emit(msg.channel, payload.slice(bar + 1));
+    });
+    listener.on("error", (err) => this.log.warn({ err }, "signal listener connection failed; polling only"));
+  }
+
+  /**
+   * Connects a listener and checks that a NOTIFY sent through the pool arrives. Returns
+   * undefined where it does not (PgBouncer in transaction mode, the embedded server over a
+   * socket): callers then use a LocalBus and rely on polling across processes.
+   */
+  static async connect(pool: Pool, connectionString: string, log: Logger, probeMs = 500): Promise<NotifyBus | undefined> {
+    const listener = new pg.Client({ connectionString });
+    try {
+      await listener.connect();
+      for (const channel of [...Object.values(Channel), "psyche_probe"]) await listener.query(`listen ${channel}`);
+      const arrived = new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), probeMs);
+        listener.on("notification", (msg) => {
+          if (msg.channel === "psyche_probe") {
+            clearTimeout(timer);
+            resolve(true);
+          }
+        });
+      });
+      await pool.query("select pg_notify('psyche_probe', 'probe')");
+      if (await arrived) return new NotifyBus(pool, listener, log);
+    } catch (err) {
+      log.debug({ err }, "LISTEN/NOTIFY unavailable");
+    }
+    await listener.end().catch(() => undefined);
+    return undefined;
+  }
+
+  override notify(channel: Channel, payload = ""): void {
+    super.notify(channel, payload);
+    this.pool.query("select pg_notify($1, $2)", [channel, `${this.origin}|${payload}`]).catch((err: unknown) => {
+      this.log.debug({ err, channel }, "pg_notify failed; consumers will poll");
+    });
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    await this.listener.end().catch(() => undefined);
+  }
+}
+
+/**
+ * `local` when every role shares this process and the database is the embedded one;
+ * otherwise NOTIFY where the connection carries it, else local signals plus polling.
+ */
+export async function createBus(opts: { pool: Pool; connectionString: string; embeddedInProcess: boolean; log: Logger }): Promise<SignalBus> {
+  if (opts.embeddedInProcess) return new LocalBus();
+  const bus = await NotifyBus.connect(opts.pool, opts.connectionString, opts.log);
+  if (!bus) opts.log.info("LISTEN/NOTIFY does not reach this process: falling back to polling between processes");
+  return bus ?? new LocalBus();
+}

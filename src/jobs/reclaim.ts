@@ -1,0 +1,68 @@
+// Turns held by a dead inference worker go back to the queue under a new job; the next
+// worker continues from the text already streamed, so nothing is lost or said twice.
+// A worker is dead when its heartbeat is stale, or at once when it ran on this host and
+// its process is gone (a restart after a crash need not wait for the heartbeat to age).
+import type PgBoss from "pg-boss";
+import type { Logger } from "../log.js";
+import { appendClosingEvent } from "../db/sql/turn-events.js";
+import { failTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/sql/turns.js";
+import { inTransaction, type Pool } from "../db/pool.js";
+import { Channel, type SignalBus } from "./bus.js";
+import { INFERENCE_QUEUE, Priority } from "./queue.js";
+
+/** A turn that has killed this many workers is failed instead of retried. */
+export const MAX_TURN_ATTEMPTS = 3;
+
+export interface ReclaimDeps {
+  pool: Pool;
+  boss: PgBoss;
+  bus: SignalBus;
+  log: Logger;
+  workerId: string;
+  host: string;
+  staleMs: number;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Returns the ids of the turns put back in the queue. */
+export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]> {
+  const stale = await orphanedTurns(deps.pool, deps.staleMs);
+  const local = (await runningTurnsOnHost(deps.pool, deps.host, deps.workerId)).filter((t) => !processAlive(t.pid));
+  const candidates = new Map<string, { id: string; worker_id: string | null; attempts: number }>();
+  for (const t of [...stale, ...local]) candidates.set(t.id, t);
+  const requeued: string[] = [];
+  for (const t of candidates.values()) {
+    const attempts = t.attempts;
+    if (attempts >= MAX_TURN_ATTEMPTS) {
+      const message = `the inference worker stopped ${attempts} times while generating this turn; giving up`;
+      if (await failTurn(deps.pool, t.id, message)) await appendClosingEvent(deps.pool, t.id, "error", message);
+      deps.bus.notify(Channel.turn, t.id);
+      deps.log.error({ turnId: t.id, attempts }, message);
+      continue;
+    }
+    const ok = await inTransaction(deps.pool, async (client) => {
+      const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
+      const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: t.id }, { priority: Priority.chat, db });
+      if (!jobId) throw new Error("pg-boss did not accept the retry job");
+      if (!(await requeueTurn(client, t.id, t.worker_id, jobId))) throw new Error("turn changed hands");
+      return true;
+    }).catch((err: unknown) => {
+      deps.log.debug({ err, turnId: t.id }, "turn not reclaimed");
+      return false;
+    });
+    if (ok) {
+      requeued.push(t.id);
+      deps.log.warn({ turnId: t.id, deadWorker: t.worker_id }, "reclaimed a turn from a worker that stopped; retrying it");
+    }
+  }
+  if (requeued.length) deps.bus.notify(Channel.jobs);
+  return requeued;
+}

@@ -1,0 +1,78 @@
+// Building blocks of every process: each role starts what it needs and registers how to stop it.
+import type { Config } from "../config.js";
+import { createPool, type Pool } from "../db/pool.js";
+import { migrate } from "../db/migrate.js";
+import { createApp } from "../http/app.js";
+import { listen, type RunningServer } from "../http/server.js";
+import { createBus, type SignalBus } from "../jobs/bus.js";
+import { startQueue } from "../jobs/queue.js";
+import type { InferenceEngine } from "../inference/engine.js";
+import { InferenceWorker } from "../inference/worker.js";
+import type { Logger } from "../log.js";
+import type PgBoss from "pg-boss";
+import type { StopStack } from "./stack.js";
+
+export interface Shared {
+  config: Config;
+  log: Logger;
+  stack: StopStack;
+}
+
+export interface DatabaseHandles {
+  connectionString: string;
+  pool: Pool;
+  boss: PgBoss;
+  bus: SignalBus;
+}
+
+/** Pool, pg-boss and the signal bus on `connectionString`. Migrates first when asked. */
+export async function connect(
+  s: Shared,
+  connectionString: string,
+  opts: { migrate: boolean; supervise: boolean; embeddedInProcess: boolean },
+): Promise<DatabaseHandles> {
+  const pool = createPool(connectionString);
+  s.stack.push("database pool", () => pool.end());
+  if (opts.migrate) await migrate(pool, s.log);
+  const boss = await startQueue({ connectionString, log: s.log, supervise: opts.supervise });
+  s.stack.push("job queue", () => boss.stop({ graceful: true, wait: true, timeout: 5000 }));
+  const bus = await createBus({ pool, connectionString, embeddedInProcess: opts.embeddedInProcess, log: s.log });
+  s.stack.push("signal bus", () => bus.close());
+  return { connectionString, pool, boss, bus };
+}
+
+export async function startWebRole(s: Shared, db: DatabaseHandles): Promise<RunningServer> {
+  const { config } = s;
+  const app = createApp({
+    pool: db.pool,
+    boss: db.boss,
+    bus: db.bus,
+    log: s.log,
+    modelId: config.modelId,
+    maxTokens: config.maxTokens,
+    bodyLimit: config.bodyLimit,
+    pollMs: config.pollMs,
+    apiKey: config.apiKey,
+    workerStaleMs: config.heartbeatMs * 5,
+  });
+  const server = await listen(app, config.host, config.port);
+  s.stack.push("http server", () => server.close(config.shutdownGraceSeconds * 1000));
+  return server;
+}
+
+export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine: InferenceEngine): Promise<InferenceWorker> {
+  s.stack.push("model", () => engine.dispose());
+  const worker = new InferenceWorker({
+    pool: db.pool,
+    boss: db.boss,
+    bus: db.bus,
+    engine,
+    log: s.log,
+    persona: s.config.persona,
+    pollMs: s.config.pollMs,
+    heartbeatMs: s.config.heartbeatMs,
+  });
+  await worker.start();
+  s.stack.push("inference worker", () => worker.stop(s.config.shutdownGraceSeconds * 1000));
+  return worker;
+}

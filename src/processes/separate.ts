@@ -1,0 +1,53 @@
+// The roles as separate processes (Procfile): `psyche db`, `psyche migrate`, `psyche web`,
+// `psyche inference`. They find each other only through Postgres.
+import type { Config } from "../config.js";
+import { createPool } from "../db/pool.js";
+import { migrate } from "../db/migrate.js";
+import { startEmbeddedDatabase, type EmbeddedDatabase } from "../db/embedded.js";
+import { startQueue } from "../jobs/queue.js";
+import type { Logger } from "../log.js";
+import type { RunningServer } from "../http/server.js";
+import { databaseUrl } from "./database-url.js";
+import { connect, startWebRole } from "./roles.js";
+import { StopStack } from "./stack.js";
+
+export interface Running {
+  stop(): Promise<void>;
+}
+
+const stopper = (stack: StopStack, log: Logger) => () => stack.unwind((name, err) => log.error({ err }, `stopping ${name} failed`));
+
+export async function runDatabase(config: Config, log: Logger): Promise<Running & { database: EmbeddedDatabase }> {
+  const database = await startEmbeddedDatabase({ dataDir: config.dataDir, port: config.dbPort });
+  log.info({ connectionString: database.connectionString }, "embedded database listening");
+  return { database, stop: () => database.stop() };
+}
+
+/** Applies our migrations and installs pg-boss's schema and queue, then returns. */
+export async function runMigrate(config: Config, log: Logger): Promise<string[]> {
+  const url = databaseUrl(config);
+  const pool = createPool(url, 2);
+  try {
+    const applied = await migrate(pool, log);
+    const boss = await startQueue({ connectionString: url, log, max: 2 });
+    await boss.stop({ graceful: false, wait: true });
+    return applied;
+  } finally {
+    await pool.end();
+  }
+}
+
+export async function runWeb(config: Config, log: Logger): Promise<Running & { server: RunningServer }> {
+  const stack = new StopStack();
+  const stop = stopper(stack, log);
+  try {
+    const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
+    const server = await startWebRole({ config, log, stack }, db);
+    return { server, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export { stopper };

@@ -1,0 +1,40 @@
+// `psyche serve`: every role in one process; with no DATABASE_URL, the embedded Postgres too.
+import type { Config } from "../config.js";
+import { startEmbeddedDatabase } from "../db/embedded.js";
+import type { InferenceEngine } from "../inference/engine.js";
+import { createLlamaEngine } from "../inference/create-engine.js";
+import type { InferenceWorker } from "../inference/worker.js";
+import type { Logger } from "../log.js";
+import { type DatabaseHandles, connect, startInferenceRole, startWebRole } from "./roles.js";
+import { StopStack } from "./stack.js";
+
+export interface RunningPsyche {
+  url: string;
+  port: number;
+  databaseUrl: string;
+  db: DatabaseHandles;
+  worker: InferenceWorker;
+  stop(): Promise<void>;
+}
+
+export async function serve(config: Config, log: Logger, opts: { engine?: InferenceEngine } = {}): Promise<RunningPsyche> {
+  const stack = new StopStack();
+  const s = { config, log, stack };
+  const stop = () => stack.unwind((name, err) => log.error({ err }, `stopping ${name} failed`));
+  try {
+    let connectionString = config.databaseUrl;
+    if (!connectionString) {
+      const embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, port: config.dbPort });
+      stack.push("embedded database", () => embedded.stop());
+      connectionString = embedded.connectionString;
+    }
+    const db = await connect(s, connectionString, { migrate: true, supervise: true, embeddedInProcess: !config.databaseUrl });
+    const engine = opts.engine ?? (await createLlamaEngine(config, log));
+    const worker = await startInferenceRole(s, db, engine);
+    const server = await startWebRole(s, db);
+    return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,24 @@
+// The inference process: the only one that loads the chat model. It wires things from src/
+// and runs the worker loop until SIGTERM.
+import type { Config } from "../src/config.js";
+import { createLlamaEngine } from "../src/inference/create-engine.js";
+import type { InferenceWorker } from "../src/inference/worker.js";
+import type { Logger } from "../src/log.js";
+import { databaseUrl } from "../src/processes/database-url.js";
+import { connect, startInferenceRole } from "../src/processes/roles.js";
+import { stopper } from "../src/processes/separate.js";
+import { StopStack } from "../src/processes/stack.js";
+
+export async function runInference(config: Config, log: Logger): Promise<{ worker: InferenceWorker; stop(): Promise<void> }> {
+  const stack = new StopStack();
+  const stop = stopper(stack, log);
+  try {
+    const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: true, embeddedInProcess: false });
+    const engine = await createLlamaEngine(config, log);
+    const worker = await startInferenceRole({ config, log, stack }, db, engine);
+    return { worker, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
