@@ -13,8 +13,12 @@ function alive(pid: number): boolean {
   }
 }
 
+/** Paths this process holds: its own pid in a file does not make it free. */
+const heldHere = new Set<string>();
+
 /** A PID file: taken when absent or left by a dead process; refused while its holder lives. */
 export function acquirePidLock(path: string): PidLock {
+  if (heldHere.has(path)) throw Object.assign(new Error(`locked by this process`), { holderPid: process.pid });
   try {
     writeFileSync(path, String(process.pid), { flag: "wx" });
   } catch (err) {
@@ -25,11 +29,13 @@ export function acquirePidLock(path: string): PidLock {
     }
     writeFileSync(path, String(process.pid));
   }
+  heldHere.add(path);
   let released = false;
   return {
     release() {
       if (released) return;
       released = true;
+      heldHere.delete(path);
       try {
         if (readFileSync(path, "utf8").trim() === String(process.pid)) unlinkSync(path);
       } catch {

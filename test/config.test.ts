@@ -1,0 +1,42 @@
+import t from "tap";
+import { availableParallelism } from "node:os";
+import { ConfigError, loadConfig } from "../src/config.js";
+
+t.test("defaults", async (t) => {
+  const c = loadConfig({}, {});
+  t.equal(c.host, "127.0.0.1");
+  t.equal(c.port, 8741);
+  t.equal(c.threads, availableParallelism(), "inference threads default to the number of cores");
+  t.equal(c.model, "tiny");
+  t.equal(c.databaseUrl, undefined);
+});
+
+t.test("environment, then flags", async (t) => {
+  const env = { PSYCHE_PORT: "9000", DATABASE_URL: "postgres://u@h:5432/db", PSYCHE_THREADS: "3" };
+  const c = loadConfig({ port: "9100" }, env);
+  t.equal(c.port, 9100, "a flag beats the environment");
+  t.equal(c.threads, 3);
+  t.equal(c.databaseUrl, "postgres://u@h:5432/db");
+});
+
+t.test("an invalid value names the flag, the variable and the value", async (t) => {
+  let caught: unknown;
+  try {
+    loadConfig({}, { PSYCHE_PORT: "eighty" });
+  } catch (err) {
+    caught = err;
+  }
+  t.type(caught, ConfigError);
+  const m = (caught as Error).message;
+  t.match(m, "--port");
+  t.match(m, "PSYCHE_PORT");
+  t.match(m, '"eighty"');
+  t.throws(() => loadConfig({ threads: "0" }, {}), /--threads \/ PSYCHE_THREADS/);
+  t.throws(() => loadConfig({}, { DATABASE_URL: "not a url" }), /DATABASE_URL/);
+  t.throws(() => loadConfig({ gpu: "tpu" }, {}), /--gpu/);
+});
+
+t.test("listening beyond loopback requires an API key", async (t) => {
+  t.throws(() => loadConfig({ host: "0.0.0.0" }, {}), /api-key/);
+  t.equal(loadConfig({ host: "0.0.0.0", apiKey: "secret-key-123" }, {}).host, "0.0.0.0");
+});

@@ -1,0 +1,32 @@
+// Starts a real Psyche (embedded Postgres, pg-boss, tiny GGUF model, HTTP on port 0) for a
+// test file, in a tap test directory that is kept when the test fails.
+import type { Test } from "tap";
+import { loadConfig, type Config } from "../../src/config.js";
+import { createLogger } from "../../src/log.js";
+import { serve, type RunningPsyche } from "../../src/processes/serve.js";
+
+export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
+  return loadConfig(
+    { dataDir, port: 0, dbPort: 0, threads: 1, contextSize: 4096, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, ...overrides },
+    {},
+  );
+}
+
+export async function startPsyche(t: Test, overrides: Record<string, unknown> = {}): Promise<RunningPsyche & { config: Config }> {
+  const config = testConfig(t.testdir(), overrides);
+  const psyche = await serve(config, createLogger(config.logLevel));
+  t.teardown(() => psyche.stop());
+  return { ...psyche, config };
+}
+
+/** Row counts of every table a chat request writes to. */
+export async function writtenRows(psyche: RunningPsyche): Promise<Record<string, number>> {
+  const res = await psyche.db.pool.query<{ t: string; n: number }>(
+    `select 'conversations' as t, count(*)::int as n from conversations
+     union all select 'messages', count(*)::int from messages
+     union all select 'turns', count(*)::int from turns
+     union all select 'turn_events', count(*)::int from turn_events
+     union all select 'jobs', count(*)::int from pgboss.job`,
+  );
+  return Object.fromEntries(res.rows.map((r) => [r.t, r.n]));
+}
