@@ -36,7 +36,7 @@ function processAlive(pid: number): boolean {
 export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]> {
   const stale = await orphanedTurns(deps.pool, deps.staleMs);
   const local = (await runningTurnsOnHost(deps.pool, deps.host, deps.workerId)).filter((t) => !processAlive(t.pid));
-  const candidates = new Map<string, { id: string; worker_id: string | null; attempts: number }>();
+  const candidates = new Map<string, { id: string; job_id: string | null; worker_id: string | null; attempts: number }>();
   for (const t of [...stale, ...local]) candidates.set(t.id, t);
   const requeued: string[] = [];
   for (const t of candidates.values()) {
@@ -44,6 +44,7 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
     if (attempts >= MAX_TURN_ATTEMPTS) {
       const message = `the inference worker stopped ${attempts} times while generating this turn; giving up`;
       if (await failTurn(deps.pool, t.id, message)) await appendClosingEvent(deps.pool, t.id, "error", message);
+      if (t.job_id) await deps.boss.cancel(INFERENCE_QUEUE, t.job_id).catch(() => undefined);
       deps.bus.notify(Channel.turn, t.id);
       deps.log.error({ turnId: t.id, attempts }, message);
       continue;
@@ -53,6 +54,8 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
       const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: t.id }, { priority: Priority.chat, db });
       if (!jobId) throw new Error("pg-boss did not accept the retry job");
       if (!(await requeueTurn(client, t.id, t.worker_id, jobId))) throw new Error("turn changed hands");
+      // The dead worker's job will never be completed by it: close it with the turn's move.
+      if (t.job_id) await deps.boss.cancel(INFERENCE_QUEUE, t.job_id, { db });
       return true;
     }).catch((err: unknown) => {
       deps.log.debug({ err, turnId: t.id }, "turn not reclaimed");

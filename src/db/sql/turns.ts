@@ -133,9 +133,9 @@ export async function orphanedTurns(db: Queryable, staleMs: number): Promise<{ i
 }
 
 /** Running turns held by workers on `host`, with their pids: for the fast dead-pid check. */
-export async function runningTurnsOnHost(db: Queryable, host: string, exceptWorker: string): Promise<{ id: string; worker_id: string; pid: number; attempts: number }[]> {
+export async function runningTurnsOnHost(db: Queryable, host: string, exceptWorker: string): Promise<{ id: string; job_id: string | null; worker_id: string; pid: number; attempts: number }[]> {
   const res = await db.query(
-    `select t.id, t.worker_id, t.attempts, w.pid from turns t join inference_workers w on w.id = t.worker_id
+    `select t.id, t.job_id, t.worker_id, t.attempts, w.pid from turns t join inference_workers w on w.id = t.worker_id
      where t.status = 'running' and w.host = $1 and w.id <> $2`,
     [host, exceptWorker],
   );

@@ -1,0 +1,103 @@
+// The Procfile's shape: `psyche db`, `psyche migrate`, `psyche web` and `psyche inference` as
+// separate OS processes that meet only in Postgres. The inference worker is killed mid-turn:
+// the turn is retried after a new worker starts and completes once.
+import t from "tap";
+import { existsSync } from "node:fs";
+import { createPool } from "../../src/db/pool.js";
+import { CLI, runCli, startCli, type Proc } from "../helpers/processes.js";
+
+if (!existsSync(CLI)) {
+  t.fail(`${CLI} is missing: run npm run build (npm test does)`);
+  process.exit(1);
+}
+
+const dataDir = t.testdir();
+const quietEnv = { PSYCHE_LOG_LEVEL: "warn", PSYCHE_DATA_DIR: dataDir };
+const procs: Proc[] = [];
+t.teardown(async () => {
+  for (const p of procs.reverse()) {
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  }
+});
+
+const db = await startCli(["db", "--db-port", "0"], quietEnv, /(postgresql:\/\/\S+)/);
+procs.push(db);
+const env = { ...quietEnv, DATABASE_URL: db.match[1]!, PSYCHE_POLL_MS: "100", PSYCHE_HEARTBEAT_MS: "500", PSYCHE_THREADS: "1", PSYCHE_MAX_TOKENS: "4000" };
+const pool = createPool(env.DATABASE_URL, 2);
+
+t.test("migrate applies, then finds nothing to do", async (t) => {
+  const first = await runCli(["migrate"], env);
+  t.equal(first.code, 0, first.out);
+  t.match(first.out, /applied 000001_init\.sql/);
+  const again = await runCli(["migrate"], env);
+  t.match(again.out, /up to date/);
+});
+
+t.test("web and inference as separate processes; the worker dies mid-turn", async (t) => {
+  const web = await startCli(["web", "--port", "0"], env, /listening on (http:\/\/\S+)/);
+  procs.push(web);
+  const url = web.match[1]!;
+  let inference = await startCli(["inference"], env, /inference worker \S+ running/);
+  procs.push(inference);
+
+  const health = await (await fetch(`${url}/health`)).json();
+  t.equal(health.worker.alive, true, "the web process sees the worker through Postgres");
+
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "tell me everything" }], max_tokens: 3000, stream: true, seed: 4 }),
+  });
+  t.equal(res.status, 200);
+  const turnId = res.headers.get("x-psyche-turn")!;
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let sse = "";
+  // Kill the worker as soon as text is flowing.
+  while (!/"content":"[^"]/.test(sse)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    sse += decoder.decode(value, { stream: true });
+  }
+  inference.child.kill("SIGKILL");
+  t.equal(await inference.exited, "SIGKILL");
+  const mid = (await pool.query("select status, attempts from turns where id = $1", [turnId])).rows[0];
+  t.equal(mid.status, "running", "the turn was mid-generation when the worker died");
+
+  inference = await startCli(["inference"], env, /inference worker \S+ running/);
+  procs.push(inference);
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    sse += decoder.decode(value, { stream: true });
+  }
+  t.match(sse, /data: \[DONE\]\n\n$/, "the client's stream went on to the end");
+  const content = sse
+    .split("\n\n")
+    .map((b) => /^data: (\{.*\})$/m.exec(b)?.[1])
+    .filter((d): d is string => d !== undefined)
+    .map((d) => JSON.parse(d).choices?.[0]?.delta?.content ?? "")
+    .join("");
+
+  const turn = (await pool.query("select status, attempts, content, completion_tokens from turns where id = $1", [turnId])).rows[0];
+  t.equal(turn.status, "done");
+  t.equal(turn.attempts, 2, "retried once, by the new worker");
+  t.equal(turn.completion_tokens, 3000, "no token lost or generated twice");
+  t.equal(content, turn.content, "what the client received is the stored reply: nothing lost, nothing twice");
+  const replies = await pool.query("select count(*)::int as n from messages where turn_id = $1 and role = 'assistant'", [turnId]);
+  t.equal(replies.rows[0].n, 1, "one reply stored");
+  const jobs = await pool.query("select state::text, count(*)::int as n from pgboss.job where data->>'turnId' = $1 group by state order by state", [turnId]);
+  t.same(jobs.rows, [{ state: "cancelled", n: 1 }, { state: "completed", n: 1 }], "the dead worker's job was closed and its replacement completed; none left to run");
+
+  // SIGTERM: every process stops taking work, settles, exits 0.
+  web.child.kill("SIGTERM");
+  inference.child.kill("SIGTERM");
+  t.equal(await web.exited, 0, "web exits 0 on SIGTERM");
+  t.equal(await inference.exited, 0, "inference exits 0 on SIGTERM");
+});
+
+t.test("the embedded database exits 0 on SIGTERM and frees its port", async (t) => {
+  await pool.end();
+  db.child.kill("SIGTERM");
+  t.equal(await db.exited, 0);
+});
