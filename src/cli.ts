@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from "./config.js";
 import { parseCli, UsageError, USAGE, type ParsedArgs } from "./cli-args.js";
 import { DatabaseInUseError } from "./db/embedded.js";
 import { MigrationError } from "./db/migrate.js";
+import { DatabaseUnreachableError } from "./db/wait.js";
 import { PortInUseError } from "./http/server.js";
 import { ModelError } from "./inference/load-model.js";
 import { BENCH_SHAPE, TINY_SHAPE, writeRandomModel } from "./inference/random-model.js";
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
   try {
     await run(args, config, log);
   } catch (err) {
-    const known = [UsageError, ConfigError, ModelError, PortInUseError, DatabaseInUseError, MigrationError].some((E) => err instanceof E);
+    const known = [UsageError, ConfigError, ModelError, PortInUseError, DatabaseInUseError, MigrationError, DatabaseUnreachableError].some((E) => err instanceof E);
     if (known) process.stderr.write(`psyche: ${(err as Error).message}\n`);
     else log.fatal({ err }, "psyche failed");
     process.exit(err instanceof UsageError || err instanceof ConfigError ? 2 : 1);

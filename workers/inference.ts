@@ -6,13 +6,15 @@ import type { InferenceWorker } from "../src/inference/worker.js";
 import type { Logger } from "../src/log.js";
 import { databaseUrl } from "../src/processes/database-url.js";
 import { connect, startInferenceRole } from "../src/processes/roles.js";
-import { stopper } from "../src/processes/separate.js";
+import { DATABASE_WAIT_MS, stopper } from "../src/processes/separate.js";
+import { waitForDatabase } from "../src/db/wait.js";
 import { StopStack } from "../src/processes/stack.js";
 
 export async function runInference(config: Config, log: Logger): Promise<{ worker: InferenceWorker; stop(): Promise<void> }> {
   const stack = new StopStack();
   const stop = stopper(stack, log);
   try {
+    await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);
     const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: true, embeddedInProcess: false });
     const engine = await createLlamaEngine(config, log);
     const worker = await startInferenceRole({ config, log, stack }, db, engine);

@@ -5,6 +5,7 @@ import { createPool } from "../db/pool.js";
 import { migrate } from "../db/migrate.js";
 import { startEmbeddedDatabase, type EmbeddedDatabase } from "../db/embedded.js";
 import { startQueue } from "../jobs/queue.js";
+import { waitForDatabase } from "../db/wait.js";
 import type { Logger } from "../log.js";
 import type { RunningServer } from "../http/server.js";
 import { databaseUrl } from "./database-url.js";
@@ -14,6 +15,9 @@ import { StopStack } from "./stack.js";
 export interface Running {
   stop(): Promise<void>;
 }
+
+/** How long a separately started role waits for the database to come up. */
+export const DATABASE_WAIT_MS = 30_000;
 
 const stopper = (stack: StopStack, log: Logger) => () => stack.unwind((name, err) => log.error({ err }, `stopping ${name} failed`));
 
@@ -26,6 +30,7 @@ export async function runDatabase(config: Config, log: Logger): Promise<Running 
 /** Applies our migrations and installs pg-boss's schema and queue, then returns. */
 export async function runMigrate(config: Config, log: Logger): Promise<string[]> {
   const url = databaseUrl(config);
+  await waitForDatabase(url, DATABASE_WAIT_MS);
   const pool = createPool(url, 2);
   try {
     const applied = await migrate(pool, log);
@@ -41,6 +46,7 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
   const stack = new StopStack();
   const stop = stopper(stack, log);
   try {
+    await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);
     const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
     const server = await startWebRole({ config, log, stack }, db);
     return { server, stop };
