@@ -3,23 +3,16 @@
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import { activeMessages, appendMessages, type NewMessage, supersedeFrom, upsertConversation } from "../db/sql/conversations.js";
-import { insertTurn, setTurnJob, setTurnPromptEnd } from "../db/sql/turns.js";
+import { insertTurn, type NewTurn, setTurnJob, setTurnPromptEnd } from "../db/sql/turns.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, Priority } from "../jobs/queue.js";
 import { decideNewMessages } from "./new-messages.js";
 
-export interface StartTurnInput {
+export interface StartTurnInput extends Omit<NewTurn, "conversationId"> {
   /** An explicit conversation id continues (or names) a stored conversation. */
   conversationId?: string | undefined;
   messages: NewMessage[];
-  model: string;
-  temperature: number | null;
-  topP: number | null;
-  maxTokens: number;
-  seed: number | null;
-  stop: string[];
-  stream: boolean;
 }
 
 export interface StartedTurn {

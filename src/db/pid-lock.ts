@@ -4,7 +4,8 @@ export interface PidLock {
   release(): void;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid runs on this machine. */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -24,7 +25,7 @@ export function acquirePidLock(path: string): PidLock {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     const holderPid = Number(readFileSync(path, "utf8").trim());
-    if (Number.isInteger(holderPid) && holderPid > 0 && holderPid !== process.pid && alive(holderPid)) {
+    if (Number.isInteger(holderPid) && holderPid > 0 && holderPid !== process.pid && processAlive(holderPid)) {
       throw Object.assign(new Error(`locked by process ${holderPid}`), { holderPid });
     }
     writeFileSync(path, String(process.pid));

@@ -6,6 +6,7 @@ import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
 import { failTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/sql/turns.js";
+import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "./bus.js";
 import { INFERENCE_QUEUE, Priority } from "./queue.js";
@@ -21,15 +22,6 @@ export interface ReclaimDeps {
   workerId: string;
   host: string;
   staleMs: number;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Returns the ids of the turns put back in the queue. */

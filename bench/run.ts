@@ -1,0 +1,55 @@
+// npm run bench: writes bench/results/latest.json and .md, and the README's table.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../src/config.js";
+import { createLlamaEngine } from "../src/inference/create-engine.js";
+import { BENCH_SHAPE, writeRandomModel } from "../src/inference/random-model.js";
+import { createLogger } from "../src/log.js";
+import { packageRoot } from "../src/paths.js";
+import { benchStreamVsRaw } from "./stream-vs-raw.js";
+
+const root = packageRoot();
+const dataDir = join(root, ".psyche", "bench");
+const modelPath = join(root, ".psyche", "models", "psyche-bench-0.5b.gguf");
+const runs = Number(process.env.BENCH_RUNS ?? 7);
+const maxTokens = Number(process.env.BENCH_TOKENS ?? 128);
+
+mkdirSync(join(root, ".psyche", "models"), { recursive: true });
+if (!existsSync(modelPath)) {
+  const t = Date.now();
+  process.stderr.write(`writing the bench model (${BENCH_SHAPE.name}) to ${modelPath}...\n`);
+  writeRandomModel(modelPath, BENCH_SHAPE);
+  process.stderr.write(`  done in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
+}
+
+const config = loadConfig({ dataDir, model: modelPath, port: 0, dbPort: 0, logLevel: "warn", quiet: true, pollMs: 250 }, {});
+const log = createLogger(config.logLevel);
+const engine = await createLlamaEngine(config, log);
+process.stderr.write(`stream vs raw: ${runs} runs of ${maxTokens} tokens, ${config.threads} threads\n`);
+const stream = await benchStreamVsRaw(config, log, engine, runs, maxTokens);
+
+const machine = `${cpus()[0]?.model ?? "cpu"}, ${availableParallelism()} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const results = { date: new Date().toISOString(), machine, model: BENCH_SHAPE.name, threads: config.threads, stream };
+writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+
+const f1 = (x: number) => x.toFixed(1);
+const pass = (ok: boolean) => (ok ? "yes" : "**no**");
+const table = [
+  `Measured ${results.date.slice(0, 10)} on ${machine}; model ${BENCH_SHAPE.name} (random weights, Q8_0), ${config.threads} threads, medians of ${runs} runs of ${maxTokens} tokens.`,
+  "",
+  "| measure | raw node-llama-cpp | through HTTP (SSE) | result | target | met |",
+  "| --- | --- | --- | --- | --- | --- |",
+  `| decode tokens/s | ${f1(stream.raw.tokensPerSecond)} | ${f1(stream.http.tokensPerSecond)} | ${(stream.httpShareOfRawTokensPerSecond * 100).toFixed(1)}% of raw | >= 95% | ${pass(stream.httpShareOfRawTokensPerSecond >= 0.95)} |`,
+  `| time to first token (ms) | ${f1(stream.raw.ttftMs)} | ${f1(stream.http.ttftMs)} | +${f1(stream.ttftOverheadMs)} ms | < 15 ms | ${pass(stream.ttftOverheadMs < 15)} |`,
+].join("\n");
+writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);
+
+const readmePath = join(root, "README.md");
+const readme = readFileSync(readmePath, "utf8");
+const start = "<!-- bench:start -->";
+const end = "<!-- bench:end -->";
+if (readme.includes(start) && readme.includes(end)) {
+  writeFileSync(readmePath, `${readme.slice(0, readme.indexOf(start) + start.length)}\n${table}\n${readme.slice(readme.indexOf(end))}`);
+}
+process.stdout.write(`${table}\n`);

@@ -1,0 +1,109 @@
+// Benchmark v0: raw node-llama-cpp decoding vs the same model streamed through Psyche's HTTP
+// path (web -> pg-boss -> worker -> turn_events -> SSE), in one process, one run, same engine.
+import OpenAI from "openai";
+import type { InferenceEngine, PromptMessage } from "../src/inference/engine.js";
+import { buildPrompt } from "../src/conversation/run-turn.js";
+import type { Config } from "../src/config.js";
+import type { Logger } from "../src/log.js";
+import { serve } from "../src/processes/serve.js";
+
+export interface Sample {
+  ttftMs: number;
+  tokensPerSecond: number;
+  tokens: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** Tokens per second over the decode phase: tokens after the first, over the time after it. */
+const decodeRate = (tokens: number, firstAt: number, lastAt: number) => (lastAt > firstAt ? ((tokens - 1) * 1000) / (lastAt - firstAt) : 0);
+
+async function rawSample(engine: InferenceEngine, messages: PromptMessage[], maxTokens: number): Promise<Sample> {
+  const start = performance.now();
+  let firstAt = 0;
+  let lastAt = 0;
+  const result = await engine.generate({
+    messages,
+    maxTokens,
+    seed: 1,
+    onText: () => {
+      lastAt = performance.now();
+      if (!firstAt) firstAt = lastAt;
+    },
+  });
+  return { ttftMs: firstAt - start, tokensPerSecond: decodeRate(result.completionTokens, firstAt, lastAt), tokens: result.completionTokens };
+}
+
+async function httpSample(client: OpenAI, question: string, maxTokens: number): Promise<Sample> {
+  const start = performance.now();
+  let firstAt = 0;
+  let lastAt = 0;
+  let tokens = 0;
+  const stream = await client.chat.completions.create({
+    model: "psyche",
+    messages: [{ role: "user", content: question }],
+    max_tokens: maxTokens,
+    seed: 1,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  for await (const chunk of stream) {
+    if (chunk.choices[0]?.delta.content) {
+      lastAt = performance.now();
+      if (!firstAt) firstAt = lastAt;
+    }
+    if (chunk.usage) tokens = chunk.usage.completion_tokens;
+  }
+  return { ttftMs: firstAt - start, tokensPerSecond: decodeRate(tokens, firstAt, lastAt), tokens };
+}
+
+export interface StreamBenchResult {
+  runs: number;
+  maxTokens: number;
+  raw: { ttftMs: number; tokensPerSecond: number };
+  http: { ttftMs: number; tokensPerSecond: number };
+  httpShareOfRawTokensPerSecond: number;
+  ttftOverheadMs: number;
+  samples: { raw: Sample[]; http: Sample[] };
+}
+
+export async function benchStreamVsRaw(config: Config, log: Logger, engine: InferenceEngine, runs: number, maxTokens: number): Promise<StreamBenchResult> {
+  const psyche = await serve(config, log, { engine });
+  try {
+    const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "bench", maxRetries: 0 });
+    const raw: Sample[] = [];
+    const http: Sample[] = [];
+    // The two paths alternate on the same chat sequence, so drift on a shared machine hits
+    // both alike. Each question starts with its path's name: both diverge from the cached
+    // prefix (the persona) at the same token, so both evaluate the same amount of prompt.
+    // Run 0 warms up.
+    for (let i = 0; i <= runs; i++) {
+      const question = (path: string) => `${path} asks, ${i}: what did you dream about last night, and why?`;
+      const r = await rawSample(engine, buildPrompt(config.persona, [{ role: "user", content: question("raw") }]), maxTokens);
+      const h = await httpSample(client, question("web"), maxTokens);
+      if (i > 0) {
+        raw.push(r);
+        http.push(h);
+      }
+    }
+    const rawTps = median(raw.map((s) => s.tokensPerSecond));
+    const httpTps = median(http.map((s) => s.tokensPerSecond));
+    const rawTtft = median(raw.map((s) => s.ttftMs));
+    const httpTtft = median(http.map((s) => s.ttftMs));
+    return {
+      runs,
+      maxTokens,
+      raw: { ttftMs: rawTtft, tokensPerSecond: rawTps },
+      http: { ttftMs: httpTtft, tokensPerSecond: httpTps },
+      httpShareOfRawTokensPerSecond: httpTps / rawTps,
+      ttftOverheadMs: httpTtft - rawTtft,
+      samples: { raw, http },
+    };
+  } finally {
+    await psyche.stop(); // also disposes the engine, which serve now holds
+  }
+}
