@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of raw fetch responses */
 // The Procfile's shape: `psyche db`, `psyche migrate`, `psyche web` and `psyche inference` as
 // separate OS processes that meet only in Postgres. The inference worker is killed mid-turn:
 // the turn is retried after a new worker starts and completes once.
@@ -40,7 +41,7 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   let inference = await startCli(["inference"], env, /inference worker \S+ running/);
   procs.push(inference);
 
-  const health = await (await fetch(`${url}/health`)).json();
+  const health = (await (await fetch(`${url}/health`)).json()) as any;
   t.equal(health.worker.alive, true, "the web process sees the worker through Postgres");
 
   const res = await fetch(`${url}/v1/chat/completions`, {
