@@ -1,10 +1,8 @@
 // Postgres error codes we act on, by name (https://www.postgresql.org/docs/current/errcodes-appendix.html).
 export const PgErrorCode = {
-  uniqueViolation: "23505",
-  foreignKeyViolation: "23503",
   undefinedFile: "58P01",
-  featureNotSupported: "0A000",
-  invalidParameterValue: "22023",
+  adminShutdown: "57P01",
+  connectionFailure: "08006",
 } as const;
 
 export function pgErrorCode(err: unknown): string | undefined {
@@ -15,5 +13,5 @@ export function pgErrorCode(err: unknown): string | undefined {
 /** A connection failure, as opposed to a query that the server rejected. */
 export function isConnectionError(err: unknown): boolean {
   const code = pgErrorCode(err);
-  return code === "ECONNREFUSED" || code === "ECONNRESET" || code === "ENOTFOUND" || code === "57P01" || code === "08006";
+  return code === "ECONNREFUSED" || code === "ECONNRESET" || code === "ENOTFOUND" || code === PgErrorCode.adminShutdown || code === PgErrorCode.connectionFailure;
 }

@@ -1,6 +1,5 @@
 // One error type for the API, rendered in OpenAI's shape:
 // {"error": {"message", "type", "param", "code"}}.
-import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { z } from "zod";
 
@@ -25,20 +24,23 @@ export class ApiError extends Error {
 export const invalidRequest = (message: string, param?: string, code?: string) =>
   new ApiError(400, "invalid_request_error", message, { param: param ?? null, code: code ?? null });
 
+/** `messages[0].role` from zod's ["messages", 0, "role"]. */
+const fieldPath = (path: readonly PropertyKey[]) =>
+  path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
+
 /** Turns zod issues into one readable 400 that names the first offending field. */
 export function fromZodError(error: z.ZodError): ApiError {
-  const issue = error.issues[0];
-  const path = issue?.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") ?? "";
   const message = error.issues
     .slice(0, 3)
-    .map((i) => {
-      const where = i.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
-      return where ? `${where}: ${i.message}` : i.message;
-    })
+    .map((i) => (i.path.length ? `${fieldPath(i.path)}: ${i.message}` : i.message))
     .join("; ");
-  return invalidRequest(`Invalid request: ${message}`, path || undefined, "invalid_value");
+  const first = error.issues[0];
+  return invalidRequest(`Invalid request: ${message}`, first?.path.length ? fieldPath(first.path) : undefined, "invalid_value");
 }
 
-export function errorResponse(c: Context, err: ApiError): Response {
-  return c.json(err.toJSON(), err.status);
-}
+/** OpenAI's answer to a model name this server does not serve. */
+export const modelNotFound = (requested: string, served: string) =>
+  new ApiError(404, "invalid_request_error", `The model '${requested}' does not exist: this server serves '${served}' (see GET /v1/models)`, {
+    param: "model",
+    code: "model_not_found",
+  });

@@ -12,6 +12,10 @@ const user = (content: string) => ({ role: "user" as const, content });
 t.test("models and health", async (t) => {
   const models = await client.models.list();
   t.same(models.data.map((m) => m.id), ["psyche"]);
+  t.equal((await client.models.retrieve("psyche")).id, "psyche");
+  const missing = await fetch(`${psyche.url}/v1/models/gpt-4o`);
+  t.equal(missing.status, 404);
+  t.equal(((await missing.json()) as any).error.code, "model_not_found");
   const health = (await (await fetch(`${psyche.url}/health`)).json()) as any;
   t.equal(health.status, "ok");
   t.equal(health.database.ok, true);

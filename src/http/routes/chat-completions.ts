@@ -3,7 +3,7 @@ import { followTurn } from "../../conversation/follow-turn.js";
 import { startTurn } from "../../conversation/start-turn.js";
 import { getTurn } from "../../db/sql/turns.js";
 import type { HttpDeps } from "../deps.js";
-import { ApiError, fromZodError, invalidRequest } from "../errors.js";
+import { ApiError, fromZodError, invalidRequest, modelNotFound } from "../errors.js";
 import { readJsonObject } from "../read-json.js";
 import { ChatCompletionRequestSchema, ConversationIdSchema } from "../schemas/chat.js";
 import { openAiFinish, usageOf } from "../sse.js";
@@ -21,12 +21,7 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
     if (!parsed.success) throw fromZodError(parsed.error);
     const req = parsed.data;
     if (req.tools?.length) throw invalidRequest("tools are not supported by this server yet", "tools", "unsupported_parameter");
-    if (req.model !== deps.modelId) {
-      throw new ApiError(404, "invalid_request_error", `The model '${req.model}' does not exist: this server serves '${deps.modelId}' (see GET /v1/models)`, {
-        param: "model",
-        code: "model_not_found",
-      });
-    }
+    if (req.model !== deps.modelId) throw modelNotFound(req.model, deps.modelId);
     const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? deps.maxTokens;
     if (maxTokens > deps.maxTokens) {
       throw invalidRequest(`max_tokens is ${maxTokens}, above this server's limit of ${deps.maxTokens} (PSYCHE_MAX_TOKENS)`, "max_tokens");
