@@ -1,6 +1,7 @@
 // Benchmark v0: raw node-llama-cpp decoding vs the same model streamed through Psyche's HTTP
 // path (web -> pg-boss -> worker -> turn_events -> SSE), in one process, one run, same engine.
-import OpenAI from "openai";
+import { once } from "node:events";
+import { Worker } from "node:worker_threads";
 import type { InferenceEngine, PromptMessage } from "../src/inference/engine.js";
 import { buildPrompt } from "../src/conversation/run-turn.js";
 import type { Config } from "../src/config.js";
@@ -38,27 +39,12 @@ async function rawSample(engine: InferenceEngine, messages: PromptMessage[], max
   return { ttftMs: firstAt - start, tokensPerSecond: decodeRate(result.completionTokens, firstAt, lastAt), tokens: result.completionTokens };
 }
 
-async function httpSample(client: OpenAI, question: string, maxTokens: number): Promise<Sample> {
-  const start = performance.now();
-  let firstAt = 0;
-  let lastAt = 0;
-  let tokens = 0;
-  const stream = await client.chat.completions.create({
-    model: "psyche",
-    messages: [{ role: "user", content: question }],
-    max_tokens: maxTokens,
-    seed: 1,
-    stream: true,
-    stream_options: { include_usage: true },
-  });
-  for await (const chunk of stream) {
-    if (chunk.choices[0]?.delta.content) {
-      lastAt = performance.now();
-      if (!firstAt) firstAt = lastAt;
-    }
-    if (chunk.usage) tokens = chunk.usage.completion_tokens;
-  }
-  return { ttftMs: firstAt - start, tokensPerSecond: decodeRate(tokens, firstAt, lastAt), tokens };
+/** Runs the streaming client in its own thread (bench/http-client-thread.ts). */
+async function httpSample(client: Worker, question: string, maxTokens: number): Promise<Sample> {
+  const reply = once(client, "message");
+  client.postMessage({ question, maxTokens });
+  const [r] = (await reply) as [{ ttftMs: number; firstAt: number; lastAt: number; tokens: number }];
+  return { ttftMs: r.ttftMs, tokensPerSecond: decodeRate(r.tokens, r.firstAt, r.lastAt), tokens: r.tokens };
 }
 
 export interface StreamBenchResult {
@@ -74,7 +60,10 @@ export interface StreamBenchResult {
 export async function benchStreamVsRaw(config: Config, log: Logger, engine: InferenceEngine, runs: number, maxTokens: number): Promise<StreamBenchResult> {
   const psyche = await serve(config, log, { engine });
   try {
-    const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "bench", maxRetries: 0 });
+    // The thread runs compiled JS: npm run bench builds dist/ first.
+    const clientFile = new URL(import.meta.url.endsWith(".ts") ? "../dist/bench/http-client-thread.js" : "./http-client-thread.js", import.meta.url);
+    const client = new Worker(clientFile, { workerData: { baseURL: `${psyche.url}/v1` } });
+    await once(client, "online");
     const raw: Sample[] = [];
     const http: Sample[] = [];
     // The two paths alternate on the same chat sequence, so drift on a shared machine hits
@@ -103,6 +92,7 @@ export async function benchStreamVsRaw(config: Config, log: Logger, engine: Infe
       ttftOverheadMs: httpTtft - rawTtft,
       samples: { raw, http },
     };
+    await client.terminate();
   } finally {
     await psyche.stop(); // also disposes the engine, which serve now holds
   }

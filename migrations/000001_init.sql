@@ -19,7 +19,7 @@ create table turns (
   seed bigint,
   stop text[] not null default '{}',
   stream boolean not null default false,
-  prompt_end_message_id bigint,        -- the prompt is the transcript up to this message
+  prompt_end_position integer,         -- the prompt is the active transcript up to this position
   job_id uuid,
   worker_id uuid,
   attempts integer not null default 0,

@@ -4,6 +4,7 @@
 import { appendEvent } from "../db/sql/turn-events.js";
 import type { Queryable } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
+import { encodeTurnSignal } from "../jobs/turn-signal.js";
 
 export interface EventWriterOptions {
   pool: Queryable;
@@ -54,13 +55,14 @@ export class EventWriter {
     this.tokens = 0;
     this.lastFlush = Date.now();
     try {
-      const res = await appendEvent(this.o.pool, this.o.turnId, this.o.workerId, ++this.seq, "delta", text, tokens);
+      const seq = ++this.seq;
+      const res = await appendEvent(this.o.pool, this.o.turnId, this.o.workerId, seq, "delta", text, tokens);
       if (!res.written) {
         this.lost = true;
         this.stop("lost");
         return;
       }
-      this.o.bus.notify(Channel.turn, this.o.turnId);
+      this.o.bus.notify(Channel.turn, encodeTurnSignal(this.o.turnId, { seq, kind: "delta", content: text }));
       if (res.cancelRequested) this.stop("cancelled");
     } catch (err) {
       this.failure = err;

@@ -4,6 +4,7 @@ import { eventsAfter, type TurnEvent } from "../db/sql/turn-events.js";
 import type { Queryable } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { Doorbell } from "../jobs/doorbell.js";
+import { decodeTurnSignal } from "../jobs/turn-signal.js";
 
 export interface FollowDeps {
   pool: Queryable;
@@ -11,24 +12,62 @@ export interface FollowDeps {
   pollMs: number;
 }
 
-/** Yields the turn's events after `afterSeq` until its closing event, or until `signal` aborts. */
-export async function* followTurn(deps: FollowDeps, turnId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<TurnEvent> {
-  const doorbell = new Doorbell();
-  const unsubscribe = deps.bus.subscribe(Channel.turn, (id) => {
-    if (id === turnId) doorbell.ring();
-  });
-  try {
-    let seq = afterSeq;
-    while (!signal?.aborted) {
-      const events = await eventsAfter(deps.pool, turnId, seq);
-      for (const event of events) {
-        seq = event.seq;
-        yield event;
-        if (event.kind !== "delta") return;
+export interface FollowOptions {
+  afterSeq: number;
+  signal?: AbortSignal | undefined;
+  /** The turn was just queued: it has no events yet, so wait for a signal before reading. */
+  fresh?: boolean;
+}
+
+/**
+ * Subscribes to the turn's signals when constructed, so a follower made before the turn is
+ * queued cannot miss its first signal. Close it if events() is never iterated.
+ */
+export class TurnFollower {
+  private readonly doorbell = new Doorbell();
+  /** Events carried by signals, by sequence number, not yet relayed. */
+  private readonly carried = new Map<number, TurnEvent>();
+  private readonly unsubscribe: () => void;
+  private closed = false;
+
+  constructor(
+    private readonly deps: FollowDeps,
+    readonly turnId: string,
+  ) {
+    this.unsubscribe = deps.bus.subscribe(Channel.turn, (payload) => {
+      const signal = decodeTurnSignal(payload);
+      if (signal?.turnId !== turnId) return;
+      if (signal.event) this.carried.set(signal.event.seq, signal.event);
+      this.doorbell.ring();
+    });
+  }
+
+  /** Yields the turn's events after `afterSeq` until its closing event, or until `signal` aborts. */
+  async *events(o: FollowOptions): AsyncGenerator<TurnEvent> {
+    try {
+      let seq = o.afterSeq;
+      if (o.fresh) await this.doorbell.wait(this.deps.pollMs, o.signal);
+      while (!o.signal?.aborted) {
+        // The next event in order, when a signal carried it, needs no read; anything else
+        // (a gap, a closing event, no signal at all) is read from the table.
+        const next = this.carried.get(seq + 1);
+        for (const old of this.carried.keys()) if (old <= seq + 1) this.carried.delete(old);
+        const events = next ? [next] : await eventsAfter(this.deps.pool, this.turnId, seq);
+        for (const event of events) {
+          seq = event.seq;
+          yield event;
+          if (event.kind !== "delta") return;
+        }
+        if (events.length === 0) await this.doorbell.wait(this.deps.pollMs, o.signal);
       }
-      if (events.length === 0) await doorbell.wait(deps.pollMs, signal);
+    } finally {
+      this.close();
     }
-  } finally {
-    unsubscribe();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
   }
 }

@@ -1,11 +1,12 @@
 // The worker side of a chat turn: claim it, build the prompt from the stored transcript,
 // generate (continuing any text a dead worker already streamed), stream events, finish.
 import type { Logger } from "../log.js";
-import { activeMessages, appendMessages, touchConversation } from "../db/sql/conversations.js";
-import { appendClosingEvent, streamedSoFar } from "../db/sql/turn-events.js";
-import { claimTurn, failTurn, finishTurn, type Turn } from "../db/sql/turns.js";
+import { appendMessages, touchConversation } from "../db/sql/conversations.js";
+import { appendClosingEvent } from "../db/sql/turn-events.js";
+import { type ClaimedTurn, claimTurn, failTurn, finishTurn } from "../db/sql/turns.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
+import { encodeTurnSignal } from "../jobs/turn-signal.js";
 import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
 import { EventWriter } from "./event-writer.js";
 
@@ -51,14 +52,13 @@ export async function runTurn(deps: RunTurnDeps, turnId: string, jobId: string, 
     log.error({ err }, "turn failed");
     const message = `generation failed: ${(err as Error).message}`;
     if (await failTurn(deps.pool, turnId, message)) await appendClosingEvent(deps.pool, turnId, "error", message);
-    deps.bus.notify(Channel.turn, turnId);
+    deps.bus.notify(Channel.turn, encodeTurnSignal(turnId));
     return "failed";
   }
 }
 
-async function generateTurn(deps: RunTurnDeps, turn: Turn, jobSignal: AbortSignal, log: Logger): Promise<RunTurnOutcome> {
-  const messages = await activeMessages(deps.pool, turn.conversation_id, turn.prompt_end_message_id ?? undefined);
-  const sofar = await streamedSoFar(deps.pool, turn.id);
+async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: AbortSignal, log: Logger): Promise<RunTurnOutcome> {
+  const sofar = { text: turn.streamed_text, tokens: turn.streamed_tokens, lastSeq: turn.last_seq };
   const controller = new AbortController();
   let stopReason: "cancelled" | "lost" | "handed-off" | undefined;
   const stop = (reason: typeof stopReason) => {
@@ -85,7 +85,7 @@ async function generateTurn(deps: RunTurnDeps, turn: Turn, jobSignal: AbortSigna
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
   try {
     const result = await deps.engine.generate({
-      messages: buildPrompt(deps.persona, messages),
+      messages: buildPrompt(deps.persona, turn.prompt_messages),
       partialResponse: sofar.text,
       maxTokens: Math.max(1, turn.max_tokens - sofar.tokens),
       temperature: turn.temperature ?? undefined,
@@ -114,7 +114,7 @@ async function generateTurn(deps: RunTurnDeps, turn: Turn, jobSignal: AbortSigna
       await touchConversation(client, turn.conversation_id);
       return true;
     });
-    deps.bus.notify(Channel.turn, turn.id);
+    deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id));
     if (!finished) return "lost";
     log.debug({ finishReason, tokens: result.completionTokens }, "turn finished");
     return finishReason === "cancelled" ? "cancelled" : "done";

@@ -2,8 +2,8 @@
 // and enqueue the job, all in one short transaction; then signal the worker.
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
-import { activeMessages, appendMessages, type NewMessage, supersedeFrom, upsertConversation } from "../db/sql/conversations.js";
-import { insertTurn, type NewTurn, setTurnJob, setTurnPromptEnd } from "../db/sql/turns.js";
+import { type NewMessage, openConversation } from "../db/sql/conversations.js";
+import { insertTurnWithMessages, type NewTurn } from "../db/sql/turns.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, Priority } from "../jobs/queue.js";
@@ -13,6 +13,8 @@ export interface StartTurnInput extends Omit<NewTurn, "conversationId"> {
   /** An explicit conversation id continues (or names) a stored conversation. */
   conversationId?: string | undefined;
   messages: NewMessage[];
+  /** Chosen by the caller when it must know the id before the turn exists (to follow it). */
+  turnId?: string;
 }
 
 export interface StartedTurn {
@@ -26,27 +28,37 @@ export interface TurnDeps {
   bus: SignalBus;
 }
 
+/**
+ * One transaction of 3 round trips for a new conversation (insert turn and messages, insert
+ * the job, commit; ids are made here, so nothing is read back), 4 when continuing one.
+ */
 export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<StartedTurn> {
   const conversationId = input.conversationId ?? randomUUID();
-  const turnId = await inTransaction(deps.pool, async (client) => {
-    const existed = await upsertConversation(client, conversationId);
-    const stored = existed ? await activeMessages(client, conversationId) : [];
-    const decision = decideNewMessages(stored, input.messages);
-    const turnId = await insertTurn(client, { ...input, conversationId });
-    if (decision.supersedeFrom !== undefined) {
-      await supersedeFrom(client, conversationId, stored[decision.supersedeFrom]!.position);
-    }
-    const kept = stored.slice(0, decision.supersedeFrom ?? stored.length);
-    const lastNew = await appendMessages(client, conversationId, turnId, input.messages.slice(decision.from));
-    await setTurnPromptEnd(client, turnId, lastNew ?? kept.at(-1)?.id ?? null);
-    const jobId = await deps.boss.send(
+  const turnId = input.turnId ?? randomUUID();
+  const jobId = randomUUID();
+  await inTransaction(deps.pool, async (client) => {
+    // Without an id the request is a conversation of its own: nothing to read.
+    const opened = input.conversationId ? await openConversation(client, conversationId) : { messages: [], maxPosition: 0 };
+    const decision = decideNewMessages(opened.messages, input.messages);
+    const fresh = input.messages.slice(decision.from);
+    const kept = opened.messages.slice(0, decision.supersedeFrom ?? opened.messages.length);
+    const firstPosition = opened.maxPosition + 1;
+    await insertTurnWithMessages(client, {
+      ...input,
+      conversationId,
+      turnId,
+      jobId,
+      supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
+      firstPosition,
+      messages: fresh,
+      promptEndPosition: fresh.length ? firstPosition + fresh.length - 1 : (kept.at(-1)?.position ?? 0),
+    });
+    const sent = await deps.boss.send(
       INFERENCE_QUEUE,
       { kind: "chat", turnId },
-      { priority: Priority.chat, db: { executeSql: (text, values) => client.query(text, values) } },
+      { id: jobId, priority: Priority.chat, db: { executeSql: (text, values) => client.query(text, values) } },
     );
-    if (!jobId) throw new Error("pg-boss did not accept the chat job");
-    await setTurnJob(client, turnId, jobId);
-    return turnId;
+    if (!sent) throw new Error("pg-boss did not accept the chat job");
   });
   deps.bus.notify(Channel.jobs, turnId);
   return { turnId, conversationId };

@@ -2,13 +2,15 @@
 // resuming one (from any web process) by turn id and the last event id seen.
 import type { Context } from "hono";
 import { stream } from "hono/streaming";
-import { followTurn } from "../conversation/follow-turn.js";
+import type { TurnFollower } from "../conversation/follow-turn.js";
 import { getTurn } from "../db/sql/turns.js";
 import type { HttpDeps } from "./deps.js";
 import { chunk, type ChunkBase, openAiFinish, sseEvent, usageChunk, usageOf } from "./sse.js";
 
 export interface StreamTurnOptions {
-  turnId: string;
+  follower: TurnFollower;
+  /** The turn was just queued (no events to read before its first signal). */
+  fresh: boolean;
   base: ChunkBase;
   afterSeq: number;
   includeUsage: boolean;
@@ -28,14 +30,14 @@ export function streamTurn(c: Context, deps: HttpDeps, o: StreamTurnOptions): Re
     const relay = new AbortController();
     s.onAbort(() => relay.abort());
     if (o.announceRole) await s.write(sseEvent(chunk(o.base, { role: "assistant", content: "" })));
-    for await (const event of followTurn(deps, o.turnId, o.afterSeq, relay.signal)) {
+    for await (const event of o.follower.events({ afterSeq: o.afterSeq, signal: relay.signal, fresh: o.fresh })) {
       if (event.kind === "delta") {
         await s.write(sseEvent(chunk(o.base, { content: event.content }), event.seq));
       } else if (event.kind === "done") {
         const finish = openAiFinish(event.content as "stop" | "length" | "cancelled");
         await s.write(sseEvent(chunk(o.base, {}, finish), event.seq));
         if (o.includeUsage) {
-          const turn = await getTurn(deps.pool, o.turnId);
+          const turn = await getTurn(deps.pool, o.follower.turnId);
           await s.write(sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0))));
         }
         await s.write(sseEvent("[DONE]"));

@@ -9,6 +9,7 @@ import { failTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/
 import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "./bus.js";
+import { encodeTurnSignal } from "./turn-signal.js";
 import { INFERENCE_QUEUE, Priority } from "./queue.js";
 
 /** A turn that has killed this many workers is failed instead of retried. */
@@ -37,7 +38,7 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
       const message = `the inference worker stopped ${attempts} times while generating this turn; giving up`;
       if (await failTurn(deps.pool, t.id, message)) await appendClosingEvent(deps.pool, t.id, "error", message);
       if (t.job_id) await deps.boss.cancel(INFERENCE_QUEUE, t.job_id).catch(() => undefined);
-      deps.bus.notify(Channel.turn, t.id);
+      deps.bus.notify(Channel.turn, encodeTurnSignal(t.id));
       deps.log.error({ turnId: t.id, attempts }, message);
       continue;
     }

@@ -8,26 +8,28 @@ export interface StoredMessage {
   name: string | null;
 }
 
-/** Creates the conversation if it is new; returns whether it existed. */
-export async function upsertConversation(db: Queryable, id: string): Promise<boolean> {
-  const res = await db.query<{ inserted: boolean }>(
-    `insert into conversations (id) values ($1)
-     on conflict (id) do update set last_active_at = now()
-     returning (xmax = 0) as inserted`,
-    [id],
-  );
-  return !res.rows[0]?.inserted;
+export interface OpenedConversation {
+  /** The active transcript (superseded messages left out), in order. */
+  messages: StoredMessage[];
+  /** The highest position used, superseded messages included: new ones go after it. */
+  maxPosition: number;
 }
 
-/** The conversation's current transcript (superseded messages left out), in order. */
-export async function activeMessages(db: Queryable, conversationId: string, upToMessageId?: number): Promise<StoredMessage[]> {
-  const res = await db.query<StoredMessage>(
-    `select id, position, role, content, name from messages
-     where conversation_id = $1 and superseded_at is null and ($2::bigint is null or id <= $2)
-     order by position`,
-    [conversationId, upToMessageId ?? null],
+/** Creates the conversation if it is new, else touches it; returns its transcript. One round trip. */
+export async function openConversation(db: Queryable, id: string): Promise<OpenedConversation> {
+  const res = await db.query<{ messages: StoredMessage[]; max_position: number }>(
+    `with conv as (
+       insert into conversations (id) values ($1)
+       on conflict (id) do update set last_active_at = now() returning id)
+     select (select count(*) from conv) as touched,
+            (select coalesce(max(position), 0) from messages where conversation_id = $1) as max_position,
+            coalesce((select json_agg(json_build_object('id', id, 'position', position, 'role', role, 'content', content, 'name', name)
+                                      order by position)
+                      from messages where conversation_id = $1 and superseded_at is null), '[]'::json) as messages`,
+    [id],
   );
-  return res.rows;
+  const row = res.rows[0]!;
+  return { messages: row.messages, maxPosition: row.max_position };
 }
 
 export interface NewMessage {
@@ -48,15 +50,6 @@ export async function appendMessages(db: Queryable, conversationId: string, turn
     [conversationId, turnId, messages.map((m) => m.role), messages.map((m) => m.content), messages.map((m) => m.name ?? null)],
   );
   return Math.max(...res.rows.map((r) => r.id));
-}
-
-/** Marks the conversation's active messages from `position` on as superseded. */
-export async function supersedeFrom(db: Queryable, conversationId: string, position: number): Promise<void> {
-  await db.query(
-    `update messages set superseded_at = now()
-     where conversation_id = $1 and position >= $2 and superseded_at is null`,
-    [conversationId, position],
-  );
 }
 
 export async function touchConversation(db: Queryable, id: string): Promise<void> {

@@ -16,18 +16,6 @@ export async function eventsAfter(db: Queryable, turnId: string, afterSeq: numbe
   return res.rows;
 }
 
-/** The text already streamed for a turn, its token count, and the last sequence number. */
-export async function streamedSoFar(db: Queryable, turnId: string): Promise<{ text: string; tokens: number; lastSeq: number }> {
-  const res = await db.query<{ text: string | null; tokens: number | null; last_seq: number | null }>(
-    `select string_agg(content, '' order by seq) filter (where kind = 'delta') as text,
-            sum(tokens)::int as tokens, max(seq) as last_seq
-     from turn_events where turn_id = $1`,
-    [turnId],
-  );
-  const row = res.rows[0];
-  return { text: row?.text ?? "", tokens: row?.tokens ?? 0, lastSeq: row?.last_seq ?? 0 };
-}
-
 /**
  * Appends an event if `workerId` still holds the running turn. Returns whether it was
  * written and whether cancellation was requested (checked in the same round trip).

@@ -26,8 +26,8 @@ export interface Turn {
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
-  /** The prompt is the transcript up to this message. */
-  prompt_end_message_id: number | null;
+  /** The prompt is the active transcript up to this position. */
+  prompt_end_position: number | null;
 }
 
 const TURN_COLUMNS = "t.*";
@@ -43,21 +43,55 @@ export interface NewTurn {
   stream: boolean;
 }
 
-export async function insertTurn(db: Queryable, t: NewTurn): Promise<string> {
-  const res = await db.query<{ id: string }>(
-    `insert into turns (conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream)
-     values ($1, $2, $3, $4, $5, $6, $7, $8) returning id`,
-    [t.conversationId, t.model, t.temperature, t.topP, t.maxTokens, t.seed, t.stop, t.stream],
+export interface TurnWithMessages extends NewTurn {
+  turnId: string;
+  jobId: string;
+  /** Stored messages from this position on are superseded (the client rewrote history). */
+  supersedeFrom: number | null;
+  /** Position of the first new message. */
+  firstPosition: number;
+  messages: readonly { role: string; content: string; name?: string | undefined }[];
+  promptEndPosition: number;
+}
+
+/**
+ * Stores a queued turn, the request's new messages and any superseding, creating the
+ * conversation if needed: one statement, so the request costs few round trips.
+ */
+export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages): Promise<void> {
+  await db.query(
+    `with conv as (
+       insert into conversations (id) values ($1) on conflict (id) do nothing returning id),
+     sup as (
+       update messages set superseded_at = now()
+       where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
+     turn as (
+       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position)
+       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning id),
+     ins as (
+       insert into messages (conversation_id, position, role, content, name, turn_id)
+       select $1, $13 + m.ord - 1, m.role, m.content, m.name, $3
+       from unnest($14::text[], $15::text[], $16::text[]) with ordinality as m(role, content, name, ord) returning 1)
+     select (select count(*) from ins) as inserted`,
+    [
+      t.conversationId,
+      t.supersedeFrom,
+      t.turnId,
+      t.model,
+      t.temperature,
+      t.topP,
+      t.maxTokens,
+      t.seed,
+      t.stop,
+      t.stream,
+      t.jobId,
+      t.promptEndPosition,
+      t.firstPosition,
+      t.messages.map((m) => m.role),
+      t.messages.map((m) => m.content),
+      t.messages.map((m) => m.name ?? null),
+    ],
   );
-  return res.rows[0]!.id;
-}
-
-export async function setTurnPromptEnd(db: Queryable, turnId: string, messageId: number | null): Promise<void> {
-  await db.query("update turns set prompt_end_message_id = $2 where id = $1", [turnId, messageId]);
-}
-
-export async function setTurnJob(db: Queryable, turnId: string, jobId: string): Promise<void> {
-  await db.query("update turns set job_id = $2 where id = $1", [turnId, jobId]);
 }
 
 export async function getTurn(db: Queryable, id: string): Promise<Turn | undefined> {
@@ -65,19 +99,35 @@ export async function getTurn(db: Queryable, id: string): Promise<Turn | undefin
   return res.rows[0];
 }
 
+export interface ClaimedTurn extends Turn {
+  /** The prompt's messages: the active transcript up to the turn's prompt end. */
+  prompt_messages: { role: string; content: string }[];
+  /** Text an earlier worker already streamed for this turn, its tokens and last sequence number. */
+  streamed_text: string;
+  streamed_tokens: number;
+  last_seq: number;
+}
+
 /**
- * Takes a queued turn for `workerId`. Returns undefined if the turn is not waiting for this
- * job (finished, cancelled, or handed to a newer job).
+ * Takes a queued turn for `workerId` and returns it with everything generation needs, in one
+ * round trip. Only the turn's current job may claim it: a stale job (one replaced when its
+ * worker died) finds nothing to do, as does a finished or cancelled turn.
  */
-export async function claimTurn(db: Queryable, id: string, jobId: string, workerId: string): Promise<Turn | undefined> {
-  // Only the turn's current job may claim it: a stale job (one replaced when its worker died)
-  // finds nothing to do.
-  const res = await db.query<Turn>(
+export async function claimTurn(db: Queryable, id: string, jobId: string, workerId: string): Promise<ClaimedTurn | undefined> {
+  const res = await db.query<ClaimedTurn>(
     `with claimed as (
        update turns set status = 'running', worker_id = $3, attempts = attempts + 1,
               started_at = coalesce(started_at, now())
        where id = $1 and job_id = $2 and status = 'queued' returning *)
-     select ${TURN_COLUMNS} from claimed t`,
+     select c.*,
+       coalesce((select json_agg(json_build_object('role', m.role, 'content', m.content) order by m.position)
+                 from messages m
+                 where m.conversation_id = c.conversation_id and m.superseded_at is null
+                   and (c.prompt_end_position is null or m.position <= c.prompt_end_position)), '[]'::json) as prompt_messages,
+       coalesce((select string_agg(e.content, '' order by e.seq) from turn_events e where e.turn_id = c.id and e.kind = 'delta'), '') as streamed_text,
+       coalesce((select sum(e.tokens)::int from turn_events e where e.turn_id = c.id), 0) as streamed_tokens,
+       coalesce((select max(e.seq) from turn_events e where e.turn_id = c.id), 0) as last_seq
+     from claimed c`,
     [id, jobId, workerId],
   );
   return res.rows[0];

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { followTurn } from "../../conversation/follow-turn.js";
+import { randomUUID } from "node:crypto";
+import { TurnFollower } from "../../conversation/follow-turn.js";
 import { startTurn } from "../../conversation/start-turn.js";
 import { getTurn } from "../../db/sql/turns.js";
 import type { HttpDeps } from "../deps.js";
@@ -34,7 +35,10 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
       conversationId = id.data;
     }
 
+    // Follow before the turn exists, so its first signal cannot be missed.
+    const follower = new TurnFollower(deps, randomUUID());
     const started = await startTurn(deps, {
+      turnId: follower.turnId,
       conversationId,
       messages: req.messages.map((m) => ({ role: m.role === "developer" ? "system" : m.role, content: m.content, name: m.name })),
       model: req.model,
@@ -44,6 +48,9 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
       seed: req.seed ?? null,
       stop: req.stop === undefined || req.stop === null ? [] : typeof req.stop === "string" ? [req.stop] : req.stop,
       stream: req.stream ?? false,
+    }).catch((err: unknown) => {
+      follower.close();
+      throw err;
     });
     c.header("X-Psyche-Conversation", started.conversationId);
     c.header("X-Psyche-Turn", started.turnId);
@@ -51,7 +58,8 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
 
     if (req.stream) {
       return streamTurn(c, deps, {
-        turnId: started.turnId,
+        follower,
+        fresh: true,
         base,
         afterSeq: 0,
         includeUsage: req.stream_options?.include_usage ?? false,
@@ -60,7 +68,7 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
     }
 
     // Not streaming: wait for the closing event. A client that goes away does not cancel it.
-    for await (const _ of followTurn(deps, started.turnId, 0, c.req.raw.signal)) {
+    for await (const _ of follower.events({ afterSeq: 0, signal: c.req.raw.signal, fresh: true })) {
       // the text is read whole from the turn once it is finished
     }
     const turn = await getTurn(deps.pool, started.turnId);

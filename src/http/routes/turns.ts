@@ -1,6 +1,7 @@
 // Psyche's own turn endpoints: status, resuming a stream, cancelling.
 import { Hono } from "hono";
 import { z } from "zod";
+import { TurnFollower } from "../../conversation/follow-turn.js";
 import { getTurn, requestCancel } from "../../db/sql/turns.js";
 import { Channel } from "../../jobs/bus.js";
 import type { HttpDeps } from "../deps.js";
@@ -50,7 +51,8 @@ export function turnRoutes(deps: HttpDeps): Hono {
     if (!turn) throw notFound(id);
     c.header("X-Psyche-Conversation", turn.conversation_id);
     return streamTurn(c, deps, {
-      turnId: id,
+      follower: new TurnFollower(deps, id),
+      fresh: false,
       base: { id: `chatcmpl-${id}`, created: Math.floor(turn.created_at.getTime() / 1000), model: turn.model },
       afterSeq: after.data,
       includeUsage: c.req.query("include_usage") === "true",

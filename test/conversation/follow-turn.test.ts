@@ -1,0 +1,62 @@
+// The follower relays an event carried by a signal only when it is the next one; otherwise
+// the table decides. Real embedded Postgres.
+import t from "tap";
+import { randomUUID } from "node:crypto";
+import { TurnFollower } from "../../src/conversation/follow-turn.js";
+import { startEmbeddedDatabase } from "../../src/db/embedded.js";
+import { migrate } from "../../src/db/migrate.js";
+import { createPool } from "../../src/db/pool.js";
+import type { TurnEvent } from "../../src/db/sql/turn-events.js";
+import { Channel, LocalBus } from "../../src/jobs/bus.js";
+import { encodeTurnSignal } from "../../src/jobs/turn-signal.js";
+
+const db = await startEmbeddedDatabase({ dataDir: t.testdir(), port: 0 });
+t.teardown(() => db.stop());
+const pool = createPool(db.connectionString, 2);
+t.teardown(() => pool.end());
+await migrate(pool);
+const bus = new LocalBus();
+
+async function newTurn(): Promise<string> {
+  const id = randomUUID();
+  await pool.query("insert into conversations (id) values ($1) on conflict do nothing", ["c"]);
+  await pool.query("insert into turns (id, conversation_id, model, max_tokens) values ($1, 'c', 'psyche', 10)", [id]);
+  return id;
+}
+const insertEvent = (turnId: string, e: TurnEvent) =>
+  pool.query("insert into turn_events (turn_id, seq, kind, content) values ($1, $2, $3, $4)", [turnId, e.seq, e.kind, e.content]);
+
+async function collect(follower: TurnFollower, after = 0): Promise<TurnEvent[]> {
+  const out: TurnEvent[] = [];
+  for await (const e of follower.events({ afterSeq: after, signal: AbortSignal.timeout(5000) })) out.push(e);
+  return out;
+}
+
+t.test("events in order, from signals and from the table", async (t) => {
+  const id = await newTurn();
+  const follower = new TurnFollower({ pool, bus, pollMs: 50 }, id);
+  const done = collect(follower);
+  for (const e of [
+    { seq: 1, kind: "delta", content: "a" },
+    { seq: 2, kind: "delta", content: "b" },
+  ] as TurnEvent[]) {
+    await insertEvent(id, e);
+    bus.notify(Channel.turn, encodeTurnSignal(id, e));
+  }
+  // seq 3 is written but its signal is lost; seq 4 (done) is signalled: a gap, so the
+  // follower must read 3 from the table rather than jump to 4.
+  await insertEvent(id, { seq: 3, kind: "delta", content: "c" });
+  await insertEvent(id, { seq: 4, kind: "done", content: "stop" });
+  bus.notify(Channel.turn, encodeTurnSignal(id, { seq: 4, kind: "done", content: "stop" }));
+  t.same((await done).map((e) => e.content), ["a", "b", "c", "stop"]);
+});
+
+t.test("signals for other turns are not relayed", async (t) => {
+  const id = await newTurn();
+  const follower = new TurnFollower({ pool, bus, pollMs: 50 }, id);
+  const done = collect(follower);
+  bus.notify(Channel.turn, encodeTurnSignal(randomUUID(), { seq: 1, kind: "delta", content: "not mine" }));
+  await insertEvent(id, { seq: 1, kind: "delta", content: "mine" });
+  await insertEvent(id, { seq: 2, kind: "done", content: "stop" });
+  t.same((await done).map((e) => e.content), ["mine", "stop"], "found by polling, without a signal");
+});
