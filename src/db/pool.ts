@@ -1,4 +1,5 @@
 import pg from "pg";
+import { PreparingClient } from "./prepared.js";
 
 export type Pool = pg.Pool;
 export type PoolClient = pg.PoolClient;
@@ -7,8 +8,9 @@ export type Queryable = Pick<pg.Pool, "query">;
 // bigint columns (counts, sequence numbers) as numbers: all of ours fit.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/** A pool whose parameterized queries are prepared once per connection (see prepared.ts). */
 export function createPool(connectionString: string, max = 10): Pool {
-  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, Client: PreparingClient });
   // An idle client that loses its connection emits here; without a listener it would crash.
   pool.on("error", () => undefined);
   return pool;

@@ -2,6 +2,7 @@
 import PgBoss from "pg-boss";
 import { z } from "zod";
 import type { Logger } from "../log.js";
+import { createPool } from "../db/pool.js";
 
 export const INFERENCE_QUEUE = "psyche-inference";
 
@@ -27,17 +28,27 @@ export interface QueueOptions {
   max?: number;
 }
 
-/** Creates and starts pg-boss, installing its schema and our queue if needed. */
+/**
+ * Creates and starts pg-boss, installing its schema and our queue if needed. pg-boss runs on
+ * a pool of its own whose parameterized queries are prepared statements; stopping pg-boss
+ * (the `stopped` event) closes it.
+ */
 export async function startQueue(opts: QueueOptions): Promise<PgBoss> {
+  const pool = createPool(opts.connectionString, opts.max ?? 4);
   const boss = new PgBoss({
-    connectionString: opts.connectionString,
-    max: opts.max ?? 4,
+    db: { executeSql: (text, values) => pool.query(text, values) },
     supervise: opts.supervise ?? false,
     schedule: false,
     migrate: true,
   });
   boss.on("error", (err) => opts.log.warn({ err }, "pg-boss error"));
-  await boss.start();
+  boss.on("stopped", () => void pool.end().catch(() => undefined));
+  try {
+    await boss.start();
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
   if (!(await boss.getQueue(INFERENCE_QUEUE))) {
     await createQueueOnce(boss);
   }

@@ -1,0 +1,45 @@
+// Prepared statements on the embedded server, where every connection shares one backend.
+import t from "tap";
+import { startEmbeddedDatabase } from "../../src/db/embedded.js";
+import { createPool, inTransaction } from "../../src/db/pool.js";
+import { statementName } from "../../src/db/prepared.js";
+
+const db = await startEmbeddedDatabase({ dataDir: t.testdir(), port: 0 });
+t.teardown(() => db.stop());
+
+const QUERY = "select $1::int + 1 as n";
+
+t.test("a statement prepared by one pool is reused by another, in and out of transactions", async (t) => {
+  const a = createPool(db.connectionString, 2);
+  await a.query("create table if not exists prepared_probe (n int)");
+  t.equal((await a.query(QUERY, [1])).rows[0].n, 2);
+  const names = await a.query("select name from pg_prepared_statements where name = $1", [statementName(QUERY)]);
+  t.equal(names.rowCount, 1, "prepared under its name");
+  await a.end(); // the statement outlives the connection in the shared backend
+
+  const b = createPool(db.connectionString, 2);
+  t.teardown(() => b.end());
+  const sum = await inTransaction(b, async (client) => {
+    // the same text again, inside a transaction: a failed Parse here would abort it
+    const r = await client.query(QUERY, [41]);
+    await client.query("insert into prepared_probe (n) values ($1)", [r.rows[0].n]);
+    return r.rows[0].n;
+  });
+  t.equal(sum, 42);
+  t.same((await b.query("select n from prepared_probe")).rows, [{ n: 42 }], "the transaction committed");
+});
+
+t.test("queries on one client keep their order", async (t) => {
+  const pool = createPool(db.connectionString, 1);
+  t.teardown(() => pool.end());
+  const client = await pool.connect();
+  const order: number[] = [];
+  // Not awaited one by one: the first needs an existence check, the second does not.
+  await Promise.all([
+    client.query("select $1::int as n, pg_sleep(0.01)", [1]).then(() => order.push(1)),
+    client.query("select 2 as n").then(() => order.push(2)),
+    client.query(QUERY, [2]).then(() => order.push(3)),
+  ]);
+  client.release();
+  t.same(order, [1, 2, 3]);
+});
