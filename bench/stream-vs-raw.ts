@@ -20,6 +20,11 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+const quartiles = (xs: number[]): [number, number] => {
+  const s = [...xs].sort((a, b) => a - b);
+  return [s[Math.floor((s.length - 1) / 4)]!, s[Math.ceil(((s.length - 1) * 3) / 4)]!];
+};
+
 /** Tokens per second over the decode phase: tokens after the first, over the time after it. */
 const decodeRate = (tokens: number, firstAt: number, lastAt: number) => (lastAt > firstAt ? ((tokens - 1) * 1000) / (lastAt - firstAt) : 0);
 
@@ -55,6 +60,8 @@ export interface StreamBenchResult {
   httpShareOfRawTokensPerSecond: number;
   /** Median over runs of (HTTP TTFT - raw TTFT), each pair measured back to back. */
   ttftOverheadMs: number;
+  /** 25th and 75th percentiles of those paired differences: how far to trust the median. */
+  ttftOverheadIqrMs: [number, number];
   samples: { raw: Sample[]; http: Sample[] };
 }
 
@@ -91,6 +98,7 @@ export async function benchStreamVsRaw(config: Config, log: Logger, engine: Infe
       http: { ttftMs: httpTtft, tokensPerSecond: httpTps },
       httpShareOfRawTokensPerSecond: httpTps / rawTps,
       ttftOverheadMs: median(http.map((h, i) => h.ttftMs - raw[i]!.ttftMs)),
+      ttftOverheadIqrMs: quartiles(http.map((h, i) => h.ttftMs - raw[i]!.ttftMs)),
       samples: { raw, http },
     };
     await client.terminate();
