@@ -5,8 +5,10 @@
 // The embedded server shares one backend among all connections (shared/notes/postgres-here.md),
 // so a statement prepared by one connection (or by a process long gone) already exists for
 // the next. Names are therefore one per query text, and before a connection first uses one it
-// asks pg_prepared_statements whether the backend has it: a failed Parse would abort an open
-// transaction. On a real Postgres the answer is simply no, once per statement and connection.
+// asks pg_prepared_statements whether the backend has it (on a real Postgres the answer is
+// simply no, once per statement and connection). Two connections can still ask at the same
+// moment and both prepare: the loser's "already exists" is taken as "use it", and inside a
+// transaction that first Parse runs under a savepoint so the failure cannot abort it.
 import { createHash } from "node:crypto";
 import pg from "pg";
 
@@ -22,6 +24,8 @@ export function statementName(text: string): string {
   return name;
 }
 
+const DUPLICATE_PREPARED_STATEMENT = "42P05";
+
 /** "cached plan must not change result type": a migration changed a table under a plan. */
 const isStalePlan = (err: unknown) => (err as { code?: string }).code === "0A000" && /cached plan/.test(String(err));
 
@@ -34,6 +38,16 @@ export class PreparingClient extends pg.Client {
   private readonly known = new Set<string>();
   /** Keeps this client's queries in call order across the async existence check. */
   private chain: Promise<unknown> = Promise.resolve();
+  /** Whether the server last reported this session inside a transaction (ReadyForQuery's status). */
+  private inTransaction = false;
+
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    const connection = (this as unknown as { connection: NodeJS.EventEmitter }).connection;
+    connection.on("readyForQuery", (msg: { status?: string }) => {
+      this.inTransaction = msg.status === "T" || msg.status === "E";
+    });
+  }
 
   // pg's query() has many overloads. Submittables (cursors, streams) pass straight through;
   // every other query runs in call order, prepared when it is `(text, values)`, and answers
@@ -59,16 +73,40 @@ export class PreparingClient extends pg.Client {
     return undefined;
   }
 
+  private markParsed(name: string, text: string): void {
+    // pg skips Parse for statements it has recorded as parsed on this connection.
+    (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name] = text;
+    this.known.add(name);
+  }
+
   private async prepared(text: string, values: unknown[]): Promise<pg.QueryResult> {
     const name = statementName(text);
     if (!this.known.has(name)) {
       const exists = await super.query("select 1 from pg_prepared_statements where name = $1", [name]);
-      if (exists.rowCount) {
-        // pg skips Parse for statements it has recorded as parsed on this connection.
-        (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name] = text;
-      }
-      this.known.add(name);
+      if (exists.rowCount) this.markParsed(name, text);
+      else return this.prepareFirst(name, text, values);
     }
+    return this.execute(name, text, values);
+  }
+
+  /** The first Parse of `name` on this connection, tolerating another connection's winning it. */
+  private async prepareFirst(name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
+    const guarded = this.inTransaction;
+    if (guarded) await super.query("savepoint psyche_prepare");
+    try {
+      const result = await super.query({ name, text, values });
+      if (guarded) await super.query("release savepoint psyche_prepare");
+      this.known.add(name);
+      return result;
+    } catch (err) {
+      if ((err as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) throw err;
+      if (guarded) await super.query("rollback to savepoint psyche_prepare");
+      this.markParsed(name, text);
+      return this.execute(name, text, values);
+    }
+  }
+
+  private async execute(name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
     try {
       return await super.query({ name, text, values });
     } catch (err) {

@@ -43,3 +43,34 @@ t.test("queries on one client keep their order", async (t) => {
   client.release();
   t.same(order, [1, 2, 3]);
 });
+
+t.test("losing the race to prepare inside a transaction does not abort it", async (t) => {
+  const text = "select $1::int * 3 as n";
+  const other = createPool(db.connectionString, 1);
+  t.teardown(() => other.end());
+  const pool = createPool(db.connectionString, 1);
+  t.teardown(() => pool.end());
+  // Another connection prepares it first (before our transaction: the embedded server makes
+  // other connections wait while a transaction is open)...
+  await other.query(text, [1]);
+  const client = await pool.connect();
+  await client.query("begin");
+  await client.query("insert into prepared_probe (n) values ($1)", [7]);
+  // ...and this connection, as if its existence check had come just before that, prepares too.
+  const first = (client as unknown as { prepareFirst(name: string, text: string, values: unknown[]): Promise<{ rows: { n: number }[] }> })
+    .prepareFirst(statementName(text), text, [5]);
+  t.equal((await first).rows[0]?.n, 15, "the statement the other connection prepared is used");
+  await client.query("commit");
+  client.release();
+  t.same((await pool.query("select n from prepared_probe where n = $1", [7])).rows, [{ n: 7 }], "the transaction was not aborted");
+});
+
+t.test("many connections using new statements at once", async (t) => {
+  const pools = [createPool(db.connectionString, 3), createPool(db.connectionString, 3)];
+  t.teardown(() => Promise.all(pools.map((p) => p.end())));
+  const texts = Array.from({ length: 20 }, (_, i) => `select $1::int + ${i} as n`);
+  const results = await Promise.all(
+    texts.flatMap((text, i) => pools.flatMap((p) => [p.query(text, [1]), p.query(text, [1])]).map((q) => q.then((r) => r.rows[0].n === 1 + i))),
+  );
+  t.ok(results.every(Boolean), `${results.length} first uses, all answered`);
+});
