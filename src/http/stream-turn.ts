@@ -30,20 +30,28 @@ export function streamTurn(c: Context, deps: HttpDeps, o: StreamTurnOptions): Re
     const relay = new AbortController();
     s.onAbort(() => relay.abort());
     if (o.announceRole) await s.write(sseEvent(chunk(o.base, { role: "assistant", content: "" })));
-    for await (const event of o.follower.events({ afterSeq: o.afterSeq, signal: relay.signal, fresh: o.fresh })) {
-      if (event.kind === "delta") {
-        await s.write(sseEvent(chunk(o.base, { content: event.content }), event.seq));
-      } else if (event.kind === "done") {
-        const finish = openAiFinish(event.content as "stop" | "length" | "cancelled");
-        await s.write(sseEvent(chunk(o.base, {}, finish), event.seq));
-        if (o.includeUsage) {
-          const turn = await getTurn(deps.pool, o.follower.turnId);
-          await s.write(sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0))));
+    try {
+      for await (const event of o.follower.events({ afterSeq: o.afterSeq, signal: relay.signal, fresh: o.fresh })) {
+        if (event.kind === "delta") {
+          await s.write(sseEvent(chunk(o.base, { content: event.content }), event.seq));
+        } else if (event.kind === "done") {
+          const finish = openAiFinish(event.content as "stop" | "length" | "cancelled");
+          await s.write(sseEvent(chunk(o.base, {}, finish), event.seq));
+          if (o.includeUsage) {
+            const turn = await getTurn(deps.pool, o.follower.turnId);
+            await s.write(sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0))));
+          }
+          await s.write(sseEvent("[DONE]"));
+        } else {
+          await s.write(sseEvent({ error: { message: event.content, type: "server_error", param: null, code: "generation_failed" } }, event.seq));
         }
-        await s.write(sseEvent("[DONE]"));
-      } else {
-        await s.write(sseEvent({ error: { message: event.content, type: "server_error", param: null, code: "generation_failed" } }, event.seq));
       }
+    } catch (err) {
+      // Without this, hono's stream helper would end the stream silently and the client could
+      // not tell a cut-off reply from a finished one. The turn itself goes on in the worker.
+      deps.log.error({ err, turnId: o.follower.turnId }, "relaying the turn failed");
+      const message = `relaying this reply failed; resume it with GET /v1/turns/${o.follower.turnId}/events`;
+      await s.write(sseEvent({ error: { message, type: "server_error", param: null, code: "relay_failed" } }));
     }
   });
 }

@@ -96,3 +96,23 @@ t.test("turn endpoints reject bad ids", async (t) => {
   const res = await fetch(`${psyche.url}/v1/turns/00000000-0000-4000-8000-000000000000/events?after=-3`);
   t.equal(res.status, 400);
 });
+
+t.test("a relay that fails ends the stream with an error event, not silently", async (t) => {
+  // A queued turn that no job will run: its relay waits, polling turn_events.
+  const turnId = "00000000-0000-4000-8000-00000000abcd";
+  await psyche.db.pool.query("insert into conversations (id) values ('relay-fail') on conflict do nothing");
+  await psyche.db.pool.query("insert into turns (id, conversation_id, model, max_tokens) values ($1, 'relay-fail', 'psyche', 5)", [turnId]);
+  const res = await fetch(`${psyche.url}/v1/turns/${turnId}/events`);
+  t.equal(res.status, 200);
+  const body = res.text();
+  await new Promise((r) => setTimeout(r, 300));
+  await psyche.db.pool.query("alter table turn_events rename to turn_events_away");
+  try {
+    const text = await body;
+    t.match(text, /"code":"relay_failed"/, "the client is told the relay failed");
+    t.match(text, new RegExp(`/v1/turns/${turnId}/events`), "and how to resume");
+    t.notMatch(text, /\[DONE\]/);
+  } finally {
+    await psyche.db.pool.query("alter table turn_events_away rename to turn_events");
+  }
+});
