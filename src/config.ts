@@ -5,6 +5,10 @@ import { z } from "zod";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().min(0);
+const weight = z.coerce.number().min(0).max(100);
+const unitInterval = z.coerce.number().min(0).max(1);
+const signedUnit = z.coerce.number().min(-1).max(1);
 const bool = z
   .union([z.boolean(), z.enum(["1", "0", "true", "false", "yes", "no"])])
   .transform((v) => v === true || v === "1" || v === "true" || v === "yes");
@@ -46,6 +50,34 @@ export const ConfigSchema = z.object({
   shutdownGraceSeconds: positiveInt.default(15),
   /** Persona put before every conversation. */
   persona: z.string().default("You are Psyche, a thoughtful companion with a long memory and moods of your own."),
+  /**
+   * `auto` (the default): the built-in embedder with `--model tiny`, otherwise DEFAULT_EMBEDDING_MODEL,
+   * falling back to the built-in one if it cannot be had. Or `builtin`, a GGUF path, an `hf:` URI.
+   */
+  embeddingModel: z.string().min(1).default("auto"),
+  /** Embedding threads (piscina); default: the number of cores. */
+  embeddingThreads: positiveInt.default(availableParallelism()),
+  /** Retrieval weights (Generative Agents' scheme), each applied to a score normalised to [0, 1]. */
+  recallWeightRelevance: weight.default(1),
+  recallWeightRecency: weight.default(0.3),
+  recallWeightImportance: weight.default(0.3),
+  /** Hours since a memory was last recalled at which its recency has halved. */
+  recallHalfLifeHours: z.coerce.number().positive().default(24),
+  /** Vector neighbours less similar than this do not count as relevant. */
+  recallMinSimilarity: z.coerce.number().min(-1).max(1).default(0.1),
+  /** Tokens of remembered text put into the system prompt before a turn; 0 turns it off. */
+  recallPromptTokens: nonNegativeInt.default(400),
+  /** A new memory this similar to an existing one reinforces it instead of adding a row. */
+  duplicateSimilarity: unitInterval.default(0.95),
+  /** Soft-deleted memories are purged this many seconds later. */
+  memoryPurgeAfterSeconds: nonNegativeInt.default(86_400),
+  /** The mood's resting point. */
+  moodBaselineValence: signedUnit.default(0.1),
+  moodBaselineArousal: signedUnit.default(-0.1),
+  /** Minutes for the mood's distance from its baseline to halve. */
+  moodHalfLifeMinutes: z.coerce.number().positive().default(60),
+  /** How far one exchange moves the mood toward its own affect. */
+  moodSensitivity: z.coerce.number().gt(0).max(1).default(0.3),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Print the embedded database's connection string and other start-up hints. */
   quiet: bool.default(false),
@@ -72,6 +104,20 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   heartbeatMs: "PSYCHE_HEARTBEAT_MS",
   shutdownGraceSeconds: "PSYCHE_SHUTDOWN_GRACE_SECONDS",
   persona: "PSYCHE_PERSONA",
+  embeddingModel: "PSYCHE_EMBEDDING_MODEL",
+  embeddingThreads: "PSYCHE_EMBEDDING_THREADS",
+  recallWeightRelevance: "PSYCHE_RECALL_WEIGHT_RELEVANCE",
+  recallWeightRecency: "PSYCHE_RECALL_WEIGHT_RECENCY",
+  recallWeightImportance: "PSYCHE_RECALL_WEIGHT_IMPORTANCE",
+  recallHalfLifeHours: "PSYCHE_RECALL_HALF_LIFE_HOURS",
+  recallMinSimilarity: "PSYCHE_RECALL_MIN_SIMILARITY",
+  recallPromptTokens: "PSYCHE_RECALL_PROMPT_TOKENS",
+  duplicateSimilarity: "PSYCHE_DUPLICATE_SIMILARITY",
+  memoryPurgeAfterSeconds: "PSYCHE_MEMORY_PURGE_AFTER_SECONDS",
+  moodBaselineValence: "PSYCHE_MOOD_BASELINE_VALENCE",
+  moodBaselineArousal: "PSYCHE_MOOD_BASELINE_AROUSAL",
+  moodHalfLifeMinutes: "PSYCHE_MOOD_HALF_LIFE_MINUTES",
+  moodSensitivity: "PSYCHE_MOOD_SENSITIVITY",
   logLevel: "PSYCHE_LOG_LEVEL",
   quiet: "PSYCHE_QUIET",
 };

@@ -6,6 +6,7 @@ import type { InferenceWorker } from "../src/inference/worker.js";
 import type { Logger } from "../src/log.js";
 import { databaseUrl } from "../src/processes/database-url.js";
 import { connect, startInferenceRole } from "../src/processes/roles.js";
+import { startMemoryServices } from "../src/processes/memory-services.js";
 import { DATABASE_WAIT_MS, stopper } from "../src/processes/separate.js";
 import { waitForDatabase } from "../src/db/wait.js";
 import { StopStack } from "../src/processes/stack.js";
@@ -17,7 +18,8 @@ export async function runInference(config: Config, log: Logger): Promise<{ worke
     await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);
     const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: true, embeddedInProcess: false });
     const engine = await createLlamaEngine(config, log);
-    const worker = await startInferenceRole({ config, log, stack }, db, engine);
+    const mem = await startMemoryServices({ config, log, stack }, db);
+    const worker = await startInferenceRole({ config, log, stack }, db, engine, mem);
     return { worker, stop };
   } catch (err) {
     await stop();

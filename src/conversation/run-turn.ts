@@ -1,5 +1,6 @@
 // The worker side of a chat turn: claim it, build the prompt from the stored transcript,
 // generate (continuing any text a dead worker already streamed), stream events, finish.
+import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
 import { appendMessages, touchConversation } from "../db/sql/conversations.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
@@ -7,16 +8,21 @@ import { type ClaimedTurn, claimTurn, failTurn, finishTurn } from "../db/sql/tur
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { encodeTurnSignal } from "../jobs/turn-signal.js";
+import { MEMORY_QUEUE, type RememberTurnJob } from "../jobs/queue.js";
+import type { Recall } from "../memory/recall.js";
 import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
 import { EventWriter } from "./event-writer.js";
 
 export interface RunTurnDeps {
   pool: Pool;
+  boss: PgBoss;
   bus: SignalBus;
   engine: InferenceEngine;
   log: Logger;
   workerId: string;
   persona: string;
+  /** Mood and memories for the prompt; without it, the prompt is persona and transcript. */
+  recall?: Recall | undefined;
   /** Longest wait between two event writes while generating. Default 25 ms. */
   flushMs?: number;
 }
@@ -28,13 +34,34 @@ export class HandOff extends Error {
 
 export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost" | "handed-off";
 
-export function buildPrompt(persona: string, messages: readonly { role: string; content: string }[]): PromptMessage[] {
+/**
+ * Persona, transcript, and `context` (mood, memories) as a system message just before the
+ * latest user message: the transcript before it stays a stable prefix, so the model's cache
+ * of it is reused from turn to turn.
+ */
+export function buildPrompt(persona: string, messages: readonly { role: string; content: string }[], context = ""): PromptMessage[] {
   const prompt: PromptMessage[] = [];
   if (persona) prompt.push({ role: "system", content: persona });
   for (const m of messages) {
     if (m.role === "system" || m.role === "user" || m.role === "assistant") prompt.push({ role: m.role, content: m.content });
   }
+  if (context) {
+    const lastUser = prompt.findLastIndex((m) => m.role === "user");
+    prompt.splice(lastUser === -1 ? prompt.length : lastUser, 0, { role: "system", content: context });
+  }
   return prompt;
+}
+
+/** The mood-and-memories context for a turn; a failure costs the context, never the turn. */
+async function recallFor(deps: RunTurnDeps, messages: readonly { role: string; content: string }[], signal: AbortSignal, log: Logger): Promise<string> {
+  if (!deps.recall) return "";
+  const query = messages.findLast((m) => m.role === "user")?.content ?? "";
+  try {
+    return await deps.recall.contextFor(query, signal);
+  } catch (err) {
+    if (!signal.aborted) log.warn({ err }, "recalling memories failed; answering without them");
+    return "";
+  }
 }
 
 /**
@@ -84,8 +111,9 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
   });
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
   try {
+    const context = await recallFor(deps, turn.prompt_messages, controller.signal, log);
     const result = await deps.engine.generate({
-      messages: buildPrompt(deps.persona, turn.prompt_messages),
+      messages: buildPrompt(deps.persona, turn.prompt_messages, context),
       partialResponse: sofar.text,
       maxTokens: Math.max(1, turn.max_tokens - sofar.tokens),
       temperature: turn.temperature ?? undefined,
@@ -112,9 +140,15 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
       await appendMessages(client, turn.conversation_id, turn.id, [{ role: "assistant", content }]);
       await appendClosingEvent(client, turn.id, "done", finishReason);
       await touchConversation(client, turn.conversation_id);
+      // Forming the memory waits for nobody: a job, committed with the turn, so it is not lost.
+      if (finishReason !== "cancelled") {
+        const job: RememberTurnJob = { kind: "remember-turn", turnId: turn.id };
+        await deps.boss.send(MEMORY_QUEUE, job, { db: { executeSql: (text, values) => client.query(text, values) } });
+      }
       return true;
     });
     deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id));
+    if (finished) deps.bus.notify(Channel.memory);
     if (!finished) return "lost";
     log.debug({ finishReason, tokens: result.completionTokens }, "turn finished");
     return finishReason === "cancelled" ? "cancelled" : "done";

@@ -3,17 +3,25 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { HttpDeps } from "./deps.js";
+import { EmbedderError } from "../memory/embedder.js";
 import { ApiError } from "./errors.js";
 import { chatCompletionRoutes } from "./routes/chat-completions.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelRoutes } from "./routes/models.js";
 import { turnRoutes } from "./routes/turns.js";
+import { memoryRoutes } from "./routes/memories.js";
+import { emotionRoutes } from "./routes/emotion.js";
+import { embeddingRoutes } from "./routes/embeddings.js";
 
 export function createApp(deps: HttpDeps): Hono {
   const app = new Hono();
 
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.json(err.toJSON(), err.status);
+    if (err instanceof EmbedderError) {
+      deps.log.error({ err, path: c.req.path }, "embedding failed");
+      return c.json(new ApiError(503, "service_unavailable", err.message, { code: "embedder_failed" }).toJSON(), 503);
+    }
     if (err instanceof HTTPException) {
       const api = new ApiError(err.status as ApiError["status"], err.status === 401 ? "authentication_error" : "invalid_request_error", err.message);
       return c.json(api.toJSON(), api.status);
@@ -50,5 +58,8 @@ export function createApp(deps: HttpDeps): Hono {
   app.route("/", modelRoutes(deps));
   app.route("/", chatCompletionRoutes(deps));
   app.route("/", turnRoutes(deps));
+  app.route("/", memoryRoutes(deps));
+  app.route("/", emotionRoutes(deps));
+  app.route("/", embeddingRoutes(deps));
   return app;
 }

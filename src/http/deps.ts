@@ -2,6 +2,9 @@ import type PgBoss from "pg-boss";
 import type { Pool } from "../db/pool.js";
 import type { SignalBus } from "../jobs/bus.js";
 import type { Logger } from "../log.js";
+import type { Embedder } from "../memory/embedder.js";
+import type { Memory } from "../memory/memory.js";
+import type { MoodKeeper } from "../mood/mood-keeper.js";
 
 /** What the HTTP layer is built from; a web process builds these once and passes them in. */
 export interface HttpDeps {
@@ -9,6 +12,9 @@ export interface HttpDeps {
   boss: PgBoss;
   bus: SignalBus;
   log: Logger;
+  memory: Memory;
+  mood: MoodKeeper;
+  embedder: Embedder;
   /** The id clients use in `model`. */
   modelId: string;
   /** Default and ceiling for max_tokens. */

@@ -36,5 +36,7 @@ export interface InferenceEngine {
   /** A name for the loaded model (its file name or URI). */
   readonly modelName: string;
   generate(request: GenerateRequest): Promise<GenerateResult>;
+  /** Tokens `text` takes in this model's vocabulary (for prompt budgets). */
+  countTokens(text: string): number;
   dispose(): Promise<void>;
 }

@@ -74,6 +74,10 @@ export class LlamaEngine implements InferenceEngine {
     return this.chat;
   }
 
+  countTokens(text: string): number {
+    return this.options.model.tokenize(text).length;
+  }
+
   /** Counts the prompt's tokens as the chat wrapper renders it. */
   countPromptTokens(history: ChatHistoryItem[]): number {
     const { contextText } = this.chatWrapper.generateContextState({ chatHistory: history });

@@ -12,6 +12,7 @@ import { INFERENCE_QUEUE, InferenceJobSchema } from "../jobs/queue.js";
 import { reclaimOrphanedTurns } from "../jobs/reclaim.js";
 import { HandOff, runTurn } from "../conversation/run-turn.js";
 import type { InferenceEngine } from "./engine.js";
+import type { Recall } from "../memory/recall.js";
 
 export interface InferenceWorkerDeps {
   pool: Pool;
@@ -20,6 +21,8 @@ export interface InferenceWorkerDeps {
   engine: InferenceEngine;
   log: Logger;
   persona: string;
+  /** Mood and memories for each turn's prompt. */
+  recall?: Recall | undefined;
   /** Fallback polling interval (ms). */
   pollMs: number;
   /** Heartbeat interval (ms); a worker silent for 5 of them is presumed dead. */

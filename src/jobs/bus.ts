@@ -13,6 +13,8 @@ export const Channel = {
   turn: "psyche_turn",
   /** A turn's cancellation was requested; payload: the turn id. */
   cancel: "psyche_cancel",
+  /** A memory or maintenance job was queued. */
+  memory: "psyche_memory",
 } as const;
 export type Channel = (typeof Channel)[keyof typeof Channel];
 

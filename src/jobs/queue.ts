@@ -1,10 +1,15 @@
-// pg-boss set-up: one queue for the inference worker, ordered by priority (ARCHITECTURE.md §3).
+// pg-boss set-up: the inference worker's queue, ordered by priority (ARCHITECTURE.md §3), and
+// the memory worker's two.
 import PgBoss from "pg-boss";
 import { z } from "zod";
 import type { Logger } from "../log.js";
 import { createPool } from "../db/pool.js";
 
 export const INFERENCE_QUEUE = "psyche-inference";
+/** Memory formation after each turn: embedding, significance, mood (memory/memory-worker.ts). */
+export const MEMORY_QUEUE = "psyche-memory";
+/** Long background work on memories (re-embedding), at maintenance priority. */
+export const MAINTENANCE_QUEUE = "psyche-maintenance";
 
 /** Higher runs first. Chat always wins. */
 export const Priority = {
@@ -18,6 +23,11 @@ export const ChatJobSchema = z.object({ kind: z.literal("chat"), turnId: z.strin
 export type ChatJob = z.infer<typeof ChatJobSchema>;
 export const InferenceJobSchema = z.discriminatedUnion("kind", [ChatJobSchema]);
 export type InferenceJob = z.infer<typeof InferenceJobSchema>;
+
+export const RememberTurnJobSchema = z.object({ kind: z.literal("remember-turn"), turnId: z.string().uuid() });
+export type RememberTurnJob = z.infer<typeof RememberTurnJobSchema>;
+export const ReembedJobSchema = z.object({ kind: z.literal("reembed"), runId: z.string().uuid(), embedder: z.string().min(1) });
+export type ReembedJob = z.infer<typeof ReembedJobSchema>;
 
 export interface QueueOptions {
   connectionString: string;
@@ -49,25 +59,23 @@ export async function startQueue(opts: QueueOptions): Promise<PgBoss> {
     await pool.end().catch(() => undefined);
     throw err;
   }
-  if (!(await boss.getQueue(INFERENCE_QUEUE))) {
-    await createQueueOnce(boss);
-  }
+  // Retries after a dead worker are ours (see inference/reclaim.ts); pg-boss's retry is the
+  // backstop for a worker that failed a job without marking its turn.
+  await createQueueOnce(boss, INFERENCE_QUEUE, { retryLimit: 2, retryDelay: 1, expireInSeconds: 60 * 60 });
+  // Memory jobs are idempotent: a retry after a crash finishes what was left.
+  await createQueueOnce(boss, MEMORY_QUEUE, { retryLimit: 5, retryDelay: 2, retryBackoff: true, expireInSeconds: 15 * 60 });
+  await createQueueOnce(boss, MAINTENANCE_QUEUE, { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 6 * 60 * 60 });
   return boss;
 }
 
-async function createQueueOnce(boss: PgBoss): Promise<void> {
+type QueueSettings = Pick<PgBoss.Queue, "retryLimit" | "retryDelay" | "retryBackoff" | "expireInSeconds">;
+
+async function createQueueOnce(boss: PgBoss, name: string, settings: QueueSettings): Promise<void> {
+  if (await boss.getQueue(name)) return;
   try {
-    await boss.createQueue(INFERENCE_QUEUE, {
-      name: INFERENCE_QUEUE,
-      policy: "standard",
-      // Retries after a dead worker are ours (see inference/reclaim.ts); pg-boss's retry is
-      // the backstop for a worker that failed a job without marking its turn.
-      retryLimit: 2,
-      retryDelay: 1,
-      expireInSeconds: 60 * 60,
-    });
+    await boss.createQueue(name, { name, policy: "standard", ...settings });
   } catch (err) {
     // Another process created it between our look and our create.
-    if (!(await boss.getQueue(INFERENCE_QUEUE))) throw err;
+    if (!(await boss.getQueue(name))) throw err;
   }
 }

@@ -11,6 +11,9 @@ import { InferenceWorker } from "../inference/worker.js";
 import type { Logger } from "../log.js";
 import type PgBoss from "pg-boss";
 import type { StopStack } from "./stack.js";
+import type { MemoryServices } from "./memory-services.js";
+import { MemoryRecall } from "../memory/recall.js";
+import { MemoryWorker } from "../memory/memory-worker.js";
 
 export interface Shared {
   config: Config;
@@ -41,9 +44,10 @@ export async function connect(
   return { connectionString, pool, boss, bus };
 }
 
-export async function startWebRole(s: Shared, db: DatabaseHandles): Promise<RunningServer> {
+export async function startWebRole(s: Shared, db: DatabaseHandles, mem: MemoryServices): Promise<RunningServer> {
   const { config } = s;
   const app = createApp({
+    ...mem,
     pool: db.pool,
     boss: db.boss,
     bus: db.bus,
@@ -60,9 +64,20 @@ export async function startWebRole(s: Shared, db: DatabaseHandles): Promise<Runn
   return server;
 }
 
-export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine: InferenceEngine): Promise<InferenceWorker> {
+export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine: InferenceEngine, mem: MemoryServices): Promise<InferenceWorker> {
   s.stack.push("model", () => engine.dispose());
+  const memoryWorker = new MemoryWorker({
+    ...db,
+    ...mem,
+    log: s.log,
+    pollMs: s.config.pollMs,
+    purgeAfterSeconds: s.config.memoryPurgeAfterSeconds,
+  });
+  await memoryWorker.start();
+  s.stack.push("memory worker", () => memoryWorker.stop());
+  const recall = new MemoryRecall({ ...mem, log: s.log, budgetTokens: s.config.recallPromptTokens, countTokens: (text) => engine.countTokens(text) });
   const worker = new InferenceWorker({
+    recall,
     pool: db.pool,
     boss: db.boss,
     bus: db.bus,

@@ -10,6 +10,7 @@ import type { Logger } from "../log.js";
 import type { RunningServer } from "../http/server.js";
 import { databaseUrl } from "./database-url.js";
 import { connect, startWebRole } from "./roles.js";
+import { startMemoryServices } from "./memory-services.js";
 import { StopStack } from "./stack.js";
 
 export interface Running {
@@ -48,7 +49,8 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
   try {
     await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);
     const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
-    const server = await startWebRole({ config, log, stack }, db);
+    const mem = await startMemoryServices({ config, log, stack }, db);
+    const server = await startWebRole({ config, log, stack }, db, mem);
     return { server, stop };
   } catch (err) {
     await stop();

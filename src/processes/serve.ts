@@ -7,6 +7,7 @@ import type { InferenceWorker } from "../inference/worker.js";
 import type { Logger } from "../log.js";
 import { type DatabaseHandles, connect, startInferenceRole, startWebRole } from "./roles.js";
 import { StopStack } from "./stack.js";
+import { type MemoryServices, startMemoryServices } from "./memory-services.js";
 
 export interface RunningPsyche {
   url: string;
@@ -14,6 +15,7 @@ export interface RunningPsyche {
   databaseUrl: string;
   db: DatabaseHandles;
   worker: InferenceWorker;
+  mem: MemoryServices;
   stop(): Promise<void>;
 }
 
@@ -30,9 +32,10 @@ export async function serve(config: Config, log: Logger, opts: { engine?: Infere
     }
     const db = await connect(s, connectionString, { migrate: true, supervise: true, embeddedInProcess: !config.databaseUrl });
     const engine = opts.engine ?? (await createLlamaEngine(config, log));
-    const worker = await startInferenceRole(s, db, engine);
-    const server = await startWebRole(s, db);
-    return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, stop };
+    const mem = await startMemoryServices(s, db);
+    const worker = await startInferenceRole(s, db, engine, mem);
+    const server = await startWebRole(s, db, mem);
+    return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, mem, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -5,13 +5,15 @@ import t from "tap";
 import OpenAI from "openai";
 import { startPsyche, writtenRows } from "../helpers/psyche.js";
 
-const psyche = await startPsyche(t, { bodyLimit: 20_000, maxTokens: 512 });
+// No recall: these tests compare replies to the same prompt, and memories formed by earlier
+// turns would change the prompt (test/e2e/memory-api.test.ts covers recall).
+const psyche = await startPsyche(t, { bodyLimit: 20_000, maxTokens: 512, recallPromptTokens: 0 });
 const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
 const user = (content: string) => ({ role: "user" as const, content });
 
 t.test("models and health", async (t) => {
   const models = await client.models.list();
-  t.same(models.data.map((m) => m.id), ["psyche"]);
+  t.same(models.data.map((m) => m.id), ["psyche", "psyche-lexical-256"]);
   t.equal((await client.models.retrieve("psyche")).id, "psyche");
   const missing = await fetch(`${psyche.url}/v1/models/gpt-4o`);
   t.equal(missing.status, 404);

@@ -87,7 +87,7 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(content, turn.content, "what the client received is the stored reply: nothing lost, nothing twice");
   const replies = await pool.query("select count(*)::int as n from messages where turn_id = $1 and role = 'assistant'", [turnId]);
   t.equal(replies.rows[0].n, 1, "one reply stored");
-  const jobs = await pool.query("select state::text, count(*)::int as n from pgboss.job where data->>'turnId' = $1 group by state order by state", [turnId]);
+  const jobs = await pool.query("select state::text, count(*)::int as n from pgboss.job where name = 'psyche-inference' and data->>'turnId' = $1 group by state order by state", [turnId]);
   t.same(jobs.rows, [{ state: "cancelled", n: 1 }, { state: "completed", n: 1 }], "the dead worker's job was closed and its replacement completed; none left to run");
 
   // SIGTERM: every process stops taking work, settles, exits 0.

@@ -40,12 +40,13 @@ t.test("a client that disconnects mid-stream: the turn finishes and is stored wh
     body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "a long story" }], max_tokens: 1500, stream: true, seed: 9 }),
     signal: ac.signal,
   });
+  t.equal(res.status, 200);
   const turnId = res.headers.get("x-psyche-turn")!;
   const reader = res.body!.getReader();
   const first = await reader.read();
   t.ok(first.value && first.value.length > 0, "received the start of the stream");
   ac.abort();
-  t.ok(await waitFor(async () => (await turnStatus(turnId)).status === "done"), "generation went on to the end");
+  t.ok(await waitFor(async () => (await turnStatus(turnId))?.status === "done"), "generation went on to the end");
   const turn = await turnStatus(turnId);
   t.equal(turn.completion_tokens, 1500, "all tokens generated");
 

@@ -7,7 +7,7 @@ import { serve, type RunningPsyche } from "../../src/processes/serve.js";
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
   return loadConfig(
-    { dataDir, port: 0, dbPort: 0, threads: 1, contextSize: 4096, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, ...overrides },
+    { dataDir, port: 0, dbPort: 0, threads: 1, embeddingThreads: 1, contextSize: 4096, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, ...overrides },
     {},
   );
 }

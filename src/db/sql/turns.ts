@@ -201,3 +201,24 @@ export async function requeueTurn(db: Queryable, id: string, fromWorker: string 
   );
   return res.rowCount === 1;
 }
+
+export interface TurnExchange {
+  status: TurnStatus;
+  conversation_id: string;
+  /** The latest user message of the turn's prompt. */
+  user: string | null;
+  reply: string | null;
+}
+
+/** What a finished turn was about: the last thing the user said and the reply. */
+export async function turnExchange(db: Queryable, id: string): Promise<TurnExchange | undefined> {
+  const res = await db.query<TurnExchange>(
+    `select t.status, t.conversation_id, t.content as reply,
+       (select m.content from messages m
+        where m.conversation_id = t.conversation_id and m.role = 'user' and m.position <= t.prompt_end_position
+        order by m.position desc limit 1) as user
+     from turns t where t.id = $1`,
+    [id],
+  );
+  return res.rows[0];
+}

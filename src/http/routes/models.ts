@@ -7,9 +7,13 @@ const STARTED = Math.floor(Date.now() / 1000);
 export function modelRoutes(deps: HttpDeps): Hono {
   const app = new Hono();
   const model = { id: deps.modelId, object: "model", created: STARTED, owned_by: "psyche" };
-  app.get("/v1/models", (c) => c.json({ object: "list", data: [model] }));
+  // The embedder is a model too: POST /v1/embeddings takes its id.
+  const embedder = { id: deps.embedder.id, object: "model", created: STARTED, owned_by: "psyche" };
+  app.get("/v1/models", (c) => c.json({ object: "list", data: [model, embedder] }));
   app.get("/v1/models/:id", (c) => {
-    if (c.req.param("id") !== deps.modelId) throw modelNotFound(c.req.param("id"), deps.modelId);
+    const id = c.req.param("id");
+    if (id === embedder.id) return c.json(embedder);
+    if (id !== deps.modelId) throw modelNotFound(id, deps.modelId);
     return c.json(model);
   });
   return app;

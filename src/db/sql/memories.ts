@@ -1,0 +1,221 @@
+// SQL for memories. Statements that use an embedder's vectors name it, and its size, as
+// literals: its partial HNSW index is chosen only when the planner sees them in the text.
+import pgvector from "pgvector";
+import type { Queryable } from "../pool.js";
+
+export type MemoryKind = "episodic" | "semantic" | "dream" | "insight";
+export type MemorySourceKind = "api" | "conversation" | "turn" | "dream" | "tool";
+
+export interface MemoryRow {
+  id: string;
+  kind: MemoryKind;
+  content: string;
+  summary: string | null;
+  tags: string[];
+  importance: number;
+  valence: number;
+  arousal: number;
+  embedder: string;
+  source_kind: MemorySourceKind;
+  source_id: string | null;
+  citations: string[];
+  created_at: Date;
+  last_accessed_at: Date;
+  access_count: number;
+  reinforcements: number;
+  deleted_at: Date | null;
+}
+
+const COLUMNS = `id, kind, content, summary, tags, importance, valence, arousal, embedder, source_kind, source_id,
+  citations, created_at, last_accessed_at, access_count, reinforcements, deleted_at`;
+
+/** An embedder as SQL sees it. The id was checked by embedderId() to be plain. */
+export interface VectorSpace {
+  embedder: string;
+  dimensions: number;
+}
+
+const literal = (id: string) => {
+  if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new Error(`embedder id ${JSON.stringify(id)} is not plain`);
+  return `'${id}'`;
+};
+const vec = (space: VectorSpace) => `vector(${Math.trunc(space.dimensions)})`;
+
+export function indexName(space: VectorSpace): string {
+  return `memories_hnsw_${space.embedder.toLowerCase().replace(/[^a-z0-9]+/g, "_")}`.slice(0, 63);
+}
+
+/** The partial HNSW index for this embedder's vectors (the built-in one is in the migration). */
+export async function ensureVectorIndex(db: Queryable, space: VectorSpace): Promise<void> {
+  await db.query(
+    `create index if not exists ${indexName(space)} on memories using hnsw ((embedding::${vec(space)}) vector_cosine_ops)
+     where embedder = ${literal(space.embedder)} and deleted_at is null`,
+  );
+}
+
+export const toVector = (v: readonly number[]) => pgvector.toSql(Array.from(v)) as string;
+
+export interface Neighbour {
+  id: string;
+  similarity: number;
+}
+
+/** The live memories nearest to `vector` in this embedder's space, by cosine similarity. */
+export async function nearestMemories(db: Queryable, space: VectorSpace, vector: readonly number[], k: number): Promise<Neighbour[]> {
+  const res = await db.query<Neighbour>(
+    `select id, 1 - ((embedding::${vec(space)}) <=> $1::${vec(space)}) as similarity
+     from memories where embedder = ${literal(space.embedder)} and deleted_at is null
+     order by (embedding::${vec(space)}) <=> $1::${vec(space)} limit $2`,
+    [toVector(vector), k],
+  );
+  return res.rows;
+}
+
+export interface NewMemory {
+  kind: MemoryKind;
+  content: string;
+  summary: string | null;
+  tags: string[];
+  importance: number;
+  valence: number;
+  arousal: number;
+  embedding: readonly number[];
+  embedder: string;
+  sourceKind: MemorySourceKind;
+  sourceId: string | null;
+  citations: string[];
+}
+
+export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryRow> {
+  const res = await db.query<MemoryRow>(
+    `insert into memories (kind, content, summary, tags, importance, valence, arousal, embedding, embedder, source_kind, source_id, citations)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning ${COLUMNS}`,
+    [m.kind, m.content, m.summary, m.tags, m.importance, m.valence, m.arousal, toVector(m.embedding), m.embedder, m.sourceKind, m.sourceId, m.citations],
+  );
+  return res.rows[0]!;
+}
+
+/**
+ * Folds a near-duplicate into an existing memory: it counts as recalled again, keeps the
+ * higher importance plus a little, and gains the new tags. Returns undefined if it is gone.
+ */
+export async function reinforceMemory(db: Queryable, id: string, importance: number, tags: string[]): Promise<MemoryRow | undefined> {
+  const res = await db.query<MemoryRow>(
+    `update memories set reinforcements = reinforcements + 1, access_count = access_count + 1, last_accessed_at = now(),
+       importance = least(1, greatest(importance, $2) + 0.05),
+       tags = (select coalesce(array_agg(distinct t), '{}') from unnest(tags || $3::text[]) t)
+     where id = $1 and deleted_at is null returning ${COLUMNS}`,
+    [id, importance, tags],
+  );
+  return res.rows[0];
+}
+
+export async function getMemory(db: Queryable, id: string): Promise<MemoryRow | undefined> {
+  const res = await db.query<MemoryRow>(`select ${COLUMNS} from memories where id = $1 and deleted_at is null`, [id]);
+  return res.rows[0];
+}
+
+/** Soft delete: the memory leaves every search at once and is purged later. */
+export async function softDeleteMemory(db: Queryable, id: string): Promise<boolean> {
+  const res = await db.query(`update memories set deleted_at = now() where id = $1 and deleted_at is null`, [id]);
+  return (res.rowCount ?? 0) > 0;
+}
+
+/** Removes the row of a memory deleted earlier (or now, when asked to purge at once). */
+export async function purgeMemory(db: Queryable, id: string): Promise<boolean> {
+  const res = await db.query(`delete from memories where id = $1 and deleted_at is not null`, [id]);
+  return (res.rowCount ?? 0) > 0;
+}
+
+/** Purges memories soft-deleted more than `afterSeconds` ago; returns how many. */
+export async function purgeDeletedMemories(db: Queryable, afterSeconds: number): Promise<number> {
+  const res = await db.query(`delete from memories where deleted_at < now() - make_interval(secs => $1)`, [afterSeconds]);
+  return res.rowCount ?? 0;
+}
+
+export interface Candidate extends MemoryRow {
+  /** Cosine similarity; null when the memory's vector is from another embedder. */
+  similarity: number | null;
+  vector_rank: number | null;
+  text_rank: number | null;
+}
+
+/**
+ * Retrieval candidates: the `limit` nearest vectors (at least `minSimilarity`) and the
+ * `limit` best full-text matches (any word of the query), each with its rank in its list.
+ */
+export async function memoryCandidates(
+  db: Queryable,
+  space: VectorSpace,
+  q: { vector: readonly number[]; textQuery: string | null; limit: number; minSimilarity: number },
+): Promise<Candidate[]> {
+  const v = vec(space);
+  const res = await db.query<Candidate>(
+    `with nearest as (
+       select id, (embedding::${v}) <=> $1::${v} as distance
+       from memories where embedder = ${literal(space.embedder)} and deleted_at is null
+       order by (embedding::${v}) <=> $1::${v} limit $3
+     ), by_vector as (
+       select id, row_number() over (order by distance) as r from nearest where 1 - distance >= $4
+     ), by_text as (
+       select id, row_number() over (order by rank desc, id) as r from (
+         select id, ts_rank_cd(tsv, to_tsquery('english', $2)) as rank
+         from memories where $2::text is not null and tsv @@ to_tsquery('english', $2) and deleted_at is null
+         order by rank desc limit $3) matched
+     )
+     select ${COLUMNS.replace(/(\w+)/g, "m.$1")},
+       case when m.embedder = ${literal(space.embedder)} then 1 - ((m.embedding::${v}) <=> $1::${v}) end as similarity,
+       bv.r as vector_rank, bt.r as text_rank
+     from memories m
+     left join by_vector bv on bv.id = m.id
+     left join by_text bt on bt.id = m.id
+     where m.id in (select id from by_vector union select id from by_text)`,
+    [toVector(q.vector), q.textQuery, q.limit, q.minSimilarity],
+  );
+  return res.rows;
+}
+
+/** Retrieval counts as recall: the returned memories' access time and count move. */
+export async function markAccessed(db: Queryable, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(`update memories set last_accessed_at = now(), access_count = access_count + 1 where id = any($1::uuid[])`, [ids]);
+}
+
+export interface MemoryCounts {
+  total: number;
+  deleted: number;
+  byEmbedder: Record<string, number>;
+}
+
+export async function memoryCounts(db: Queryable): Promise<MemoryCounts> {
+  const res = await db.query<{ embedder: string | null; live: number; deleted: number }>(
+    `select embedder, count(*) filter (where deleted_at is null)::int as live, count(*) filter (where deleted_at is not null)::int as deleted
+     from memories group by rollup (embedder)`,
+  );
+  const byEmbedder: Record<string, number> = {};
+  let total = 0;
+  let deleted = 0;
+  for (const row of res.rows) {
+    if (row.embedder === null) {
+      total = row.live;
+      deleted = row.deleted;
+    } else if (row.live > 0) byEmbedder[row.embedder] = row.live;
+  }
+  return { total, deleted, byEmbedder };
+}
+
+/** Replaces memories' vectors with ones from `space`'s embedder (re-embedding). */
+export async function setEmbeddings(db: Queryable, space: VectorSpace, rows: readonly { id: string; vector: readonly number[] }[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const res = await db.query(
+    `update memories m set embedding = v.embedding::vector, embedder = $3
+     from unnest($1::uuid[], $2::text[]) as v(id, embedding) where m.id = v.id and m.deleted_at is null`,
+    [rows.map((r) => r.id), rows.map((r) => toVector(r.vector)), space.embedder],
+  );
+  return res.rowCount ?? 0;
+}
+
+export async function memoryFromSource(db: Queryable, sourceKind: MemorySourceKind, sourceId: string): Promise<boolean> {
+  const res = await db.query(`select 1 from memories where source_kind = $1 and source_id = $2 limit 1`, [sourceKind, sourceId]);
+  return (res.rowCount ?? 0) > 0;
+}

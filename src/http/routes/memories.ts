@@ -1,0 +1,95 @@
+// The memory API: store, search, read, forget, and what the store holds.
+import { Hono } from "hono";
+import type { Context } from "hono";
+import type { z } from "zod";
+import { latestRun } from "../../db/sql/embedding-runs.js";
+import { type MemoryRow, memoryCounts } from "../../db/sql/memories.js";
+import type { HttpDeps } from "../deps.js";
+import { ApiError, fromZodError, invalidRequest } from "../errors.js";
+import { readJsonObject } from "../read-json.js";
+import { CreateMemorySchema, MemoryIdSchema, SearchQuerySchema } from "../schemas/memory.js";
+
+export function memoryJson(m: MemoryRow) {
+  return {
+    id: m.id,
+    object: "memory",
+    kind: m.kind,
+    content: m.content,
+    summary: m.summary,
+    tags: m.tags,
+    importance: m.importance,
+    valence: m.valence,
+    arousal: m.arousal,
+    source: { kind: m.source_kind, id: m.source_id },
+    citations: m.citations,
+    embedder: m.embedder,
+    created_at: m.created_at,
+    last_accessed_at: m.last_accessed_at,
+    access_count: m.access_count,
+    reinforcements: m.reinforcements,
+  };
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw fromZodError(parsed.error);
+  return parsed.data;
+}
+
+function memoryId(c: Context): string {
+  const parsed = MemoryIdSchema.safeParse(c.req.param("id"));
+  if (!parsed.success) throw invalidRequest("memory ids are UUIDs", "id", "invalid_value");
+  return parsed.data;
+}
+
+const notFound = (id: string) => new ApiError(404, "not_found_error", `no memory ${id}`, { param: "id", code: "memory_not_found" });
+
+export function memoryRoutes(deps: HttpDeps): Hono {
+  const app = new Hono();
+
+  app.post("/v1/memories", async (c) => {
+    const body = parse(CreateMemorySchema, await readJsonObject(c));
+    const { memory, reinforced } = await deps.memory.remember({ ...body, sourceKind: "api", signal: c.req.raw.signal });
+    return c.json({ ...memoryJson(memory), reinforced }, reinforced ? 200 : 201);
+  });
+
+  app.get("/v1/memories/search", async (c) => {
+    const { q, k } = parse(SearchQuerySchema, c.req.query());
+    const ranked = await deps.memory.search(q, k, c.req.raw.signal);
+    return c.json({
+      object: "list",
+      data: ranked.map((r) => ({
+        ...memoryJson(r.memory),
+        score: r.score,
+        scores: { relevance: r.relevance, recency: r.recency, importance: r.importance, similarity: r.memory.similarity },
+      })),
+    });
+  });
+
+  app.get("/v1/memories/status", async (c) => {
+    const [counts, run] = await Promise.all([memoryCounts(deps.pool), latestRun(deps.pool)]);
+    return c.json({
+      embedder: { id: deps.embedder.id, dimensions: deps.embedder.dimensions },
+      memories: { live: counts.total, deleted_pending_purge: counts.deleted, by_embedder: counts.byEmbedder },
+      reembedding: run ?? null,
+    });
+  });
+
+  app.get("/v1/memories/:id", async (c) => {
+    const id = memoryId(c);
+    const memory = await deps.memory.get(id);
+    if (!memory) throw notFound(id);
+    return c.json(memoryJson(memory));
+  });
+
+  app.delete("/v1/memories/:id", async (c) => {
+    const id = memoryId(c);
+    const purgeParam = c.req.query("purge");
+    if (purgeParam !== undefined && purgeParam !== "true" && purgeParam !== "false") throw invalidRequest("purge is true or false", "purge", "invalid_value");
+    const { deleted, purged } = await deps.memory.forget(id, purgeParam === "true");
+    if (!deleted) throw notFound(id);
+    return c.json({ id, object: "memory.deleted", deleted: true, purged });
+  });
+
+  return app;
+}

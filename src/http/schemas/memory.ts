@@ -1,0 +1,32 @@
+import { z } from "zod";
+
+export const MAX_MEMORY_CHARS = 20_000;
+
+export const CreateMemorySchema = z.strictObject({
+  content: z.string().trim().min(1, "must not be empty").max(MAX_MEMORY_CHARS),
+  kind: z.enum(["episodic", "semantic", "dream", "insight"]).default("semantic"),
+  summary: z.string().trim().min(1).max(1000).nullable().optional(),
+  tags: z.array(z.string().trim().min(1).max(64)).max(32).default([]),
+  /** Omitted: scored from the text (significance and novelty). */
+  importance: z.number().min(0).max(1).optional(),
+  citations: z.array(z.string().uuid()).max(64).default([]),
+});
+
+export const SearchQuerySchema = z.object({
+  q: z.string().trim().min(1, "must not be empty").max(4000),
+  k: z.coerce.number().int().min(1).max(100).default(10),
+});
+
+export const MemoryIdSchema = z.string().uuid();
+
+export const EmotionQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(50),
+});
+
+export const EmbeddingsRequestSchema = z.object({
+  input: z.union([z.string(), z.array(z.string()).min(1, "must not be empty").max(2048)]),
+  model: z.string().min(1),
+  encoding_format: z.enum(["float", "base64"]).default("float"),
+  dimensions: z.number().int().positive().optional(),
+  user: z.string().optional(),
+});

@@ -1,0 +1,42 @@
+// Turns `--embedding-model` into a running Embedder (piscina threads).
+import type { Config } from "../config.js";
+import type { Logger } from "../log.js";
+import { ModelError, resolveModelPath } from "../inference/load-model.js";
+import type { EmbedSpec } from "./embed-task.js";
+import { type Embedder, ThreadEmbedder } from "./embedder.js";
+
+/** A small English embedding model (bge-small-en-v1.5, 384 dimensions, ~36 MB), the `auto` choice. */
+export const DEFAULT_EMBEDDING_MODEL = "hf:ChristianAzinn/bge-small-en-v1.5-gguf/bge-small-en-v1.5.Q8_0.gguf";
+
+type EmbedderConfig = Pick<Config, "embeddingModel" | "embeddingThreads" | "model" | "dataDir">;
+
+export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Promise<EmbedSpec> {
+  const choice = config.embeddingModel;
+  if (choice === "builtin") return { kind: "lexical" };
+  if (choice === "auto") {
+    // Trying Psyche offline with the tiny model: no download for embeddings either.
+    if (config.model === "tiny") return { kind: "lexical" };
+    try {
+      return { kind: "gguf", path: await resolveModelPath(DEFAULT_EMBEDDING_MODEL, config.dataDir), name: DEFAULT_EMBEDDING_MODEL };
+    } catch (err) {
+      log.warn(
+        { err: (err as Error).message },
+        "the default embedding model cannot be had; using the built-in embedder (set --embedding-model to a .gguf file, or builtin)",
+      );
+      return { kind: "lexical" };
+    }
+  }
+  try {
+    const path = await resolveModelPath(choice, config.dataDir);
+    return { kind: "gguf", path, name: choice === "tiny" ? "psyche-tiny" : path };
+  } catch (err) {
+    throw new ModelError(`--embedding-model: ${(err as Error).message.replace(/--model/g, "--embedding-model")}; or use builtin`, { cause: err });
+  }
+}
+
+export async function createEmbedder(config: EmbedderConfig, log: Logger): Promise<Embedder> {
+  const spec = await resolveEmbedSpec(config, log);
+  const embedder = await ThreadEmbedder.start(spec, config.embeddingThreads);
+  log.info({ embedder: embedder.id, dimensions: embedder.dimensions, threads: config.embeddingThreads }, "embedder ready");
+  return embedder;
+}

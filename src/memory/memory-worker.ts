@@ -1,0 +1,126 @@
+// The memory worker: forms a memory and moves the mood after each turn (off the reply's
+// critical path), re-embeds at maintenance priority, and purges soft-deleted memories.
+// Two loops, so a long re-embedding never delays memory formation.
+import type PgBoss from "pg-boss";
+import type { Pool } from "../db/pool.js";
+import { purgeDeletedMemories, memoryFromSource } from "../db/sql/memories.js";
+import { turnExchange } from "../db/sql/turns.js";
+import { Channel, type SignalBus } from "../jobs/bus.js";
+import { Doorbell } from "../jobs/doorbell.js";
+import { MAINTENANCE_QUEUE, MEMORY_QUEUE, ReembedJobSchema, RememberTurnJobSchema } from "../jobs/queue.js";
+import type { Logger } from "../log.js";
+import type { MoodKeeper } from "../mood/mood-keeper.js";
+import type { Memory } from "./memory.js";
+import { queueReembeddingIfNeeded, runReembedding } from "./reembed.js";
+
+export interface MemoryWorkerDeps {
+  pool: Pool;
+  boss: PgBoss;
+  bus: SignalBus;
+  memory: Memory;
+  mood: MoodKeeper;
+  log: Logger;
+  pollMs: number;
+  purgeAfterSeconds: number;
+  /** Memories re-embedded per batch. Default 64. */
+  reembedBatch?: number;
+}
+
+export class MemoryWorker {
+  private readonly doorbell = new Doorbell();
+  private readonly maintenanceDoorbell = new Doorbell();
+  private readonly stopping = new AbortController();
+  private loops: Promise<void>[] = [];
+  private unsubscribe: (() => void) | undefined;
+  private purgeTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: MemoryWorkerDeps) {}
+
+  async start(): Promise<void> {
+    this.unsubscribe = this.deps.bus.subscribe(Channel.memory, () => {
+      this.doorbell.ring();
+      this.maintenanceDoorbell.ring();
+    });
+    await queueReembeddingIfNeeded({ ...this.deps, embedder: this.deps.memory.embedder });
+    this.loops = [this.loop(MEMORY_QUEUE, this.doorbell, (job) => this.remember(job)), this.loop(MAINTENANCE_QUEUE, this.maintenanceDoorbell, (job) => this.maintain(job))];
+    const every = Math.min(60_000, Math.max(1000, this.deps.purgeAfterSeconds * 1000));
+    this.purgeTimer = setInterval(() => void this.purge(), every);
+    this.purgeTimer.unref();
+  }
+
+  private async loop(queue: string, doorbell: Doorbell, handle: (job: PgBoss.Job<unknown>) => Promise<void>): Promise<void> {
+    const signal = this.stopping.signal;
+    while (!signal.aborted) {
+      try {
+        const [job] = await this.deps.boss.fetch<unknown>(queue, { batchSize: 1, priority: true });
+        if (!job) {
+          await doorbell.wait(this.deps.pollMs * 4, signal);
+          continue;
+        }
+        try {
+          await handle(job);
+          await this.deps.boss.complete(queue, job.id);
+        } catch (err) {
+          if (signal.aborted) {
+            // Shutting down: leave it to pg-boss's expiry and retry in the next process.
+            await this.deps.boss.fail(queue, job.id, { error: "worker stopped" }).catch(() => undefined);
+            return;
+          }
+          this.deps.log.error({ err, queue, jobId: job.id }, "memory job failed; pg-boss retries it");
+          await this.deps.boss.fail(queue, job.id, { error: (err as Error).message }).catch(() => undefined);
+        }
+      } catch (err) {
+        this.deps.log.error({ err, queue }, "memory loop error");
+        await doorbell.wait(this.deps.pollMs * 4, signal);
+      }
+    }
+  }
+
+  /** Idempotent: a retried job skips what an earlier attempt already stored. */
+  private async remember(job: PgBoss.Job<unknown>): Promise<void> {
+    const { turnId } = RememberTurnJobSchema.parse(job.data);
+    const exchange = await turnExchange(this.deps.pool, turnId);
+    if (!exchange || exchange.status !== "done" || !exchange.reply) return;
+    if (await memoryFromSource(this.deps.pool, "turn", turnId)) return;
+    const content = exchange.user ? `User: ${exchange.user}\nPsyche: ${exchange.reply}` : `Psyche: ${exchange.reply}`;
+    const remembered = await this.deps.memory.remember({
+      kind: "episodic",
+      content,
+      sourceKind: "turn",
+      sourceId: turnId,
+      signal: this.stopping.signal,
+    });
+    const emotion = await this.deps.pool.query(`select 1 from emotion_log where cause = 'turn' and source_id = $1`, [turnId]);
+    if ((emotion.rowCount ?? 0) === 0) {
+      await this.deps.mood.react({ valence: remembered.scored.valence, arousal: remembered.scored.arousal }, "turn", turnId);
+    }
+  }
+
+  private async maintain(job: PgBoss.Job<unknown>): Promise<void> {
+    const parsed = ReembedJobSchema.parse(job.data);
+    const outcome = await runReembedding(
+      { ...this.deps, embedder: this.deps.memory.embedder, batchSize: this.deps.reembedBatch ?? 64 },
+      parsed,
+      this.stopping.signal,
+    );
+    if (outcome === "stopped") throw new Error("re-embedding stopped by shutdown");
+  }
+
+  private async purge(): Promise<void> {
+    try {
+      const n = await purgeDeletedMemories(this.deps.pool, this.deps.purgeAfterSeconds);
+      if (n > 0) this.deps.log.info({ purged: n }, "purged deleted memories");
+    } catch (err) {
+      this.deps.log.warn({ err }, "purging deleted memories failed");
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    this.doorbell.ring();
+    this.maintenanceDoorbell.ring();
+    this.unsubscribe?.();
+    if (this.purgeTimer) clearInterval(this.purgeTimer);
+    await Promise.all(this.loops);
+  }
+}

@@ -1,0 +1,133 @@
+// Long-term memory (ARCHITECTURE.md §4): store with hygiene, retrieve by relevance, recency
+// and importance, forget for real. Built once per process and passed in.
+import { inTransaction, type Pool } from "../db/pool.js";
+import {
+  type Candidate,
+  getMemory,
+  insertMemory,
+  markAccessed,
+  memoryCandidates,
+  type MemoryKind,
+  type MemoryRow,
+  type MemorySourceKind,
+  nearestMemories,
+  purgeMemory,
+  reinforceMemory,
+  softDeleteMemory,
+  type VectorSpace,
+} from "../db/sql/memories.js";
+import type { Embedder } from "./embedder.js";
+import { type RankSettings, type Ranked, rankMemories, textQuery } from "./ranking.js";
+import type { Scorer } from "./scorer.js";
+
+export interface MemorySettings {
+  rank: RankSettings;
+  minSimilarity: number;
+  duplicateSimilarity: number;
+}
+
+export interface MemoryDeps {
+  pool: Pool;
+  embedder: Embedder;
+  scorer: Scorer;
+  settings: MemorySettings;
+}
+
+export interface RememberInput {
+  kind: MemoryKind;
+  content: string;
+  summary?: string | null;
+  tags?: string[];
+  /** Given by the caller; otherwise scored (significance and novelty). */
+  importance?: number | undefined;
+  sourceKind: MemorySourceKind;
+  sourceId?: string | null;
+  citations?: string[];
+  toolCalls?: number;
+  signal?: AbortSignal | undefined;
+}
+
+export interface Remembered {
+  memory: MemoryRow;
+  /** True when a near-duplicate existed and was reinforced instead. */
+  reinforced: boolean;
+  /** The text's affect and scored importance (whatever importance was stored). */
+  scored: { valence: number; arousal: number; importance: number };
+}
+
+/** Serialises the duplicate check with the insert, so two stores of one text make one row. */
+const STORE_LOCK = 7_415_002;
+
+export class Memory {
+  constructor(private readonly deps: MemoryDeps) {}
+
+  get space(): VectorSpace {
+    return { embedder: this.deps.embedder.id, dimensions: this.deps.embedder.dimensions };
+  }
+
+  get embedder(): Embedder {
+    return this.deps.embedder;
+  }
+
+  async remember(input: RememberInput): Promise<Remembered> {
+    const text = input.summary ? `${input.summary}\n${input.content}` : input.content;
+    const [vector] = await this.deps.embedder.embed([text], input.signal);
+    const [nearest] = await nearestMemories(this.deps.pool, this.space, vector!, 1);
+    const scored = await this.deps.scorer.score({ text: input.content, toolCalls: input.toolCalls ?? 0, maxSimilarity: nearest?.similarity ?? null });
+    const importance = input.importance ?? scored.importance;
+    const tags = input.tags ?? [];
+    return inTransaction(this.deps.pool, async (client) => {
+      await client.query("select pg_advisory_xact_lock($1)", [STORE_LOCK]);
+      const [twin] = await nearestMemories(client, this.space, vector!, 1);
+      if (twin && twin.similarity >= this.deps.settings.duplicateSimilarity) {
+        const memory = await reinforceMemory(client, twin.id, importance, tags);
+        if (memory) return { memory, reinforced: true, scored };
+      }
+      const memory = await insertMemory(client, {
+        kind: input.kind,
+        content: input.content,
+        summary: input.summary ?? null,
+        tags,
+        importance,
+        valence: scored.valence,
+        arousal: scored.arousal,
+        embedding: vector!,
+        embedder: this.deps.embedder.id,
+        sourceKind: input.sourceKind,
+        sourceId: input.sourceId ?? null,
+        citations: input.citations ?? [],
+      });
+      return { memory, reinforced: false, scored };
+    });
+  }
+
+  /** The `k` best memories for `query`; each returned memory counts as recalled. */
+  async search(query: string, k: number, signal?: AbortSignal): Promise<Ranked<Candidate>[]> {
+    const [vector] = await this.deps.embedder.embed([query], signal);
+    const candidates = await memoryCandidates(this.deps.pool, this.space, {
+      vector: vector!,
+      textQuery: textQuery(query),
+      limit: Math.max(50, k * 4),
+      minSimilarity: this.deps.settings.minSimilarity,
+    });
+    const ranked = rankMemories(candidates, this.deps.settings.rank).slice(0, k);
+    await markAccessed(
+      this.deps.pool,
+      ranked.map((r) => r.memory.id),
+    );
+    return ranked;
+  }
+
+  get(id: string): Promise<MemoryRow | undefined> {
+    return getMemory(this.deps.pool, id);
+  }
+
+  /** Soft delete (gone from every search at once); with `purge`, the row is removed now too. */
+  async forget(id: string, purge: boolean): Promise<{ deleted: boolean; purged: boolean }> {
+    return inTransaction(this.deps.pool, async (client) => {
+      const deleted = await softDeleteMemory(client, id);
+      const purged = purge ? await purgeMemory(client, id) : false;
+      return { deleted: deleted || purged, purged };
+    });
+  }
+}
