@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
+import { keepProtocolGroupsTogether } from "./protocol-groups.js";
 import { acquirePidLock, type PidLock } from "./pid-lock.js";
 
 export interface EmbeddedDatabaseOptions {
@@ -55,6 +56,7 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   }
   const host = options.host ?? "127.0.0.1";
   const server = new PGLiteSocketServer({ db: pglite, host, port: options.port, maxConnections: options.maxConnections ?? 64 });
+  keepProtocolGroupsTogether(server);
   try {
     await server.start();
   } catch (err) {
