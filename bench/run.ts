@@ -8,7 +8,8 @@ import { BENCH_SHAPE, writeRandomModel } from "../src/inference/random-model.js"
 import { ensureTinyModel } from "../src/inference/load-model.js";
 import { createLogger } from "../src/log.js";
 import { packageRoot } from "../src/paths.js";
-import { benchStreamVsRaw } from "./stream-vs-raw.js";
+import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
+import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 
 const root = packageRoot();
 const dataDir = join(root, ".psyche", "bench");
@@ -25,45 +26,95 @@ if (!existsSync(modelPath)) {
   process.stderr.write(`  done in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
 }
 
-// On a small machine the model's threads and the server's one JS thread compete: measure with
-// every core (the default) and with one core left to the server.
-const cores = availableParallelism();
-const threadCounts = [...new Set([cores, Math.max(1, cores - 1)])];
+// BENCH_ONLY=stream or memory runs one part, keeping the other's last results; BENCH_ONLY=table
+// only rewrites the tables from bench/results/latest.json.
+const only = process.env.BENCH_ONLY;
+const previous = existsSync(join(root, "bench", "results", "latest.json")) ? JSON.parse(readFileSync(join(root, "bench", "results", "latest.json"), "utf8")) : {};
 const log = createLogger("warn");
-const measured = [];
-for (const threads of threadCounts) {
-  const config = loadConfig({ dataDir, model: modelPath, port: 0, dbPort: 0, logLevel: "warn", quiet: true, threads }, {});
-  const engine = await createLlamaEngine(config, log);
-  process.stderr.write(`stream vs raw: ${runs} runs of ${maxTokens} tokens and ${ttftRuns} of 1, ${threads} threads\n`);
-  measured.push({ model: BENCH_SHAPE.name, threads, stream: await benchStreamVsRaw(config, log, engine, runs, maxTokens, ttftRuns) });
-}
-// The bench model's own time to first token swings by tens of ms from run to run on a shared
-// machine, more than the overhead being measured. The tiny model's barely moves, so the same
-// measurement on it shows what Psyche's path adds with little noise.
-{
+const cores = availableParallelism();
+// The stream benchmark measures the path, not memory: no recall in the prompt.
+const streamFlags = { dataDir, port: 0, dbPort: 0, logLevel: "warn", quiet: true, embeddingModel: "builtin", embeddingThreads: 1, recallPromptTokens: 0 };
+
+let measured = previous.measured ?? [];
+if (only !== "memory" && only !== "table") {
+  measured = [];
+  // On a small machine the model's threads and the server's one JS thread compete: measure
+  // with every core (the default) and with one core left to the server.
+  for (const threads of [...new Set([cores, Math.max(1, cores - 1)])]) {
+    const config = loadConfig({ ...streamFlags, model: modelPath, threads }, {});
+    const engine = await createLlamaEngine(config, log);
+    process.stderr.write(`stream vs raw: ${runs} runs of ${maxTokens} tokens and ${ttftRuns} of 1, ${threads} threads\n`);
+    measured.push({ model: BENCH_SHAPE.name, threads, stream: await benchStreamVsRaw(config, log, engine, runs, maxTokens, ttftRuns) });
+  }
+  // The bench model's own time to first token swings by tens of ms from run to run on a shared
+  // machine, more than the overhead being measured. The tiny model's barely moves, so the same
+  // measurement on it shows what Psyche's path adds with little noise.
   const tinyRuns = 3 * runs;
-  const config = loadConfig({ dataDir, model: ensureTinyModel(dataDir), port: 0, dbPort: 0, logLevel: "warn", quiet: true, threads: 1 }, {});
+  const config = loadConfig({ ...streamFlags, model: ensureTinyModel(dataDir), threads: 1 }, {});
   const engine = await createLlamaEngine(config, log);
   process.stderr.write(`stream vs raw (tiny model): ${tinyRuns} runs of ${maxTokens} tokens and ${ttftRuns} of 1, 1 thread\n`);
   measured.push({ model: "psyche-tiny", threads: 1, stream: await benchStreamVsRaw(config, log, engine, tinyRuns, maxTokens, ttftRuns) });
 }
 
+let memory = previous.memory;
+if (only !== "stream" && only !== "table") {
+  const sizes = (process.env.BENCH_MEMORY_SIZES ?? "10000,100000").split(",").map(Number);
+  const queries = Number(process.env.BENCH_SEARCH_QUERIES ?? 200);
+  const base = loadConfig({ ...streamFlags, model: "tiny", threads: 1, embeddingThreads: cores }, {});
+  process.stderr.write(`memory search: ${sizes.join(", ")} memories, ${queries} queries each\n`);
+  const search = await benchSearch(base, log, sizes, queries);
+  const storeThreads = [...new Set([1, cores])];
+  process.stderr.write("memory store\n");
+  const store = [
+    ...(await benchStore(base, log, { kind: "lexical" }, storeThreads, Number(process.env.BENCH_STORE_LEXICAL ?? 400))),
+    ...(await benchStore(base, log, { kind: "gguf", path: modelPath, name: BENCH_SHAPE.name }, storeThreads, Number(process.env.BENCH_STORE_GGUF ?? 48))),
+  ];
+  memory = { date: new Date().toISOString(), search, store };
+}
+
 const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const results = { date: new Date().toISOString(), machine, runs, maxTokens, ttftRuns, measured };
+const keepStream = only === "memory" || only === "table";
+const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
+const meta = keepStream && previous.runs ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns } : { runs, maxTokens, ttftRuns };
+const results = { date: streamDate, machine, ...meta, measured, memory };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
 const pass = (ok: boolean) => (ok ? "yes" : "**no**");
-const rows = measured.flatMap(({ model, threads, stream }) => [
+const rows = measured.flatMap(({ model, threads, stream }: { model: string; threads: number; stream: StreamBenchResult }) => [
   `| ${model} | ${threads} | decode tokens/s | ${f1(stream.raw.tokensPerSecond)} | ${f1(stream.http.tokensPerSecond)} | ${(stream.httpShareOfRawTokensPerSecond * 100).toFixed(1)}% of raw | >= 95% | ${pass(stream.httpShareOfRawTokensPerSecond >= 0.95)} |`,
   `| ${model} | ${threads} | time to first token (ms) | ${f1(stream.raw.ttftMs)} | ${f1(stream.http.ttftMs)} | +${f1(stream.ttftOverheadMs)} ms (IQR ${f1(stream.ttftOverheadIqrMs[0])} to ${f1(stream.ttftOverheadIqrMs[1])}) | < 15 ms | ${pass(stream.ttftOverheadMs < 15)} |`,
 ]);
+const memoryTable: string[] = [];
+if (memory) {
+  const grows = (id: string) => {
+    const rs = (memory.store as StoreResult[]).filter((r) => r.embedder === id).sort((a, b) => a.threads - b.threads);
+    return rs.length > 1 && rs.at(-1)!.perSecond > rs[0]!.perSecond * 1.1;
+  };
+  memoryTable.push(
+    "",
+    `Memory, measured ${String(memory.date).slice(0, 10)} on the same machine: \`Memory.search\` end to end (embed the query in a thread, pgvector HNSW kNN and full-text candidates, rank, mark accessed), k = 10, synthetic memories spread over a year; \`Memory.remember\` end to end (embed, novelty, significance and affect in threads, duplicate check, insert), 8 at a time.`,
+    "",
+    "| measure | memories | threads | result | target | met |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...(memory.search as SearchResult[]).map(
+      (r) => `| search p50 / p95 (ms) | ${r.memories} | ${cores} | ${f1(r.p50Ms)} / ${f1(r.p95Ms)} | p95 < 20 ms at 100k | ${r.memories >= 100_000 ? pass(r.p95Ms < 20) : "-"} |`,
+    ),
+    ...(memory.store as StoreResult[]).map(
+      // The built-in embedder takes ~0.05 ms a text: storing with it is bound by the database,
+      // so the thread target applies where embedding is the work (a GGUF model).
+      (r) =>
+        `| store, ${r.embedder} (memories/s) | ${r.memories} | ${r.threads} | ${f1(r.perSecond)} | ${r.embedder.startsWith("gguf-") ? "grows with threads" : "(database-bound)"} | ${r.threads > 1 && r.embedder.startsWith("gguf-") ? pass(grows(r.embedder)) : "-"} |`,
+    ),
+  );
+}
 const table = [
-  `Measured ${results.date.slice(0, 10)} on ${machine}; random-weight models, raw and HTTP alternating, the client in its own thread. Decode rates: medians of ${runs} runs of ${maxTokens} tokens per bench-model row (${3 * runs} for the tiny model). Time to first token: ${ttftRuns} pairs of one-token replies per row; the result is the median of paired differences (each HTTP run minus the raw run just before it), with their interquartile range.`,
+  `Measured ${results.date.slice(0, 10)} on ${machine}; random-weight models, raw and HTTP alternating, the client in its own thread. Decode rates: medians of ${meta.runs} runs of ${meta.maxTokens} tokens per bench-model row (${3 * meta.runs} for the tiny model). Time to first token: ${meta.ttftRuns} pairs of one-token replies per row; the result is the median of paired differences (each HTTP run minus the raw run just before it), with their interquartile range.`,
   "",
   "| model | threads | measure | raw node-llama-cpp | through HTTP (SSE) | result | target | met |",
   "| --- | --- | --- | --- | --- | --- | --- | --- |",
   ...rows,
+  ...memoryTable,
 ].join("\n");
 writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);
 

@@ -22,13 +22,18 @@ create table memories (
   access_count integer not null default 0,
   reinforcements integer not null default 0,   -- near-duplicates folded into this memory
   deleted_at timestamptz                       -- soft-deleted; purged later
-);
+)
+-- Room on each page for the access-time updates every retrieval makes: they stay HOT (no new
+-- entries in the HNSW and GIN indexes, which cost ~1 ms a row).
+with (fillfactor = 70);
 
 create index memories_tsv on memories using gin (tsv);
--- The built-in embedder's index; other embedders get theirs when first used (memory/store.ts).
+-- The built-in embedder's index; other embedders get theirs when first used (db/sql/memories.ts).
 create index memories_hnsw_psyche_lexical_256 on memories
   using hnsw ((embedding::vector(256)) vector_cosine_ops)
   where embedder = 'psyche-lexical-256' and deleted_at is null;
+-- Full-text candidates are the newest matches (db/sql/memories.ts explains why).
+create index memories_created on memories (created_at desc) where deleted_at is null;
 create index memories_deleted on memories (deleted_at) where deleted_at is not null;
 create index memories_embedder on memories (embedder) where deleted_at is null;
 create index memories_source on memories (source_kind, source_id);

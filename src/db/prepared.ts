@@ -33,6 +33,13 @@ const isStalePlan = (err: unknown) => (err as { code?: string }).code === "0A000
  * A pg Client that prepares `query(text, values)` calls. Queries without parameters (migration
  * scripts, pg-boss's schema) keep the simple protocol, which allows several statements.
  */
+/**
+ * A query whose text starts with this is planned for its values every time (an unnamed
+ * statement), not prepared: for queries whose best plan depends on the values, such as
+ * full-text search, where a generic plan cannot tell a rare word from a common one.
+ */
+export const CUSTOM_PLAN = "/* plan: custom */";
+
 export class PreparingClient extends pg.Client {
   /** Statements this connection knows to exist in its backend. */
   private readonly known = new Set<string>();
@@ -60,7 +67,7 @@ export class PreparingClient extends pg.Client {
     }
     const last: unknown = args[args.length - 1];
     const callback = typeof last === "function" ? (last as (err: unknown, res?: pg.QueryResult) => void) : undefined;
-    const preparable = typeof text === "string" && Array.isArray(values) && values.length > 0;
+    const preparable = typeof text === "string" && Array.isArray(values) && values.length > 0 && !text.startsWith(CUSTOM_PLAN);
     const run: Promise<pg.QueryResult> = this.chain.then(() =>
       preparable ? this.prepared(text, values) : super.query(text, Array.isArray(values) ? values : undefined),
     );

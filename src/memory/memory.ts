@@ -106,9 +106,11 @@ export class Memory {
     const [vector] = await this.deps.embedder.embed([query], signal);
     const candidates = await memoryCandidates(this.deps.pool, this.space, {
       vector: vector!,
-      textQuery: textQuery(query),
-      limit: Math.max(50, k * 4),
+      anyWords: textQuery(query),
+      // pgvector's HNSW search returns at most hnsw.ef_search (40 by default) rows.
+      limit: Math.min(40, Math.max(20, k * 2)),
       minSimilarity: this.deps.settings.minSimilarity,
+      textScan: 200,
     });
     const ranked = rankMemories(candidates, this.deps.settings.rank).slice(0, k);
     await markAccessed(

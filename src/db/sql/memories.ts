@@ -2,6 +2,7 @@
 // literals: its partial HNSW index is chosen only when the planner sees them in the text.
 import pgvector from "pgvector";
 import type { Queryable } from "../pool.js";
+import { CUSTOM_PLAN } from "../prepared.js";
 
 export type MemoryKind = "episodic" | "semantic" | "dream" | "insight";
 export type MemorySourceKind = "api" | "conversation" | "turn" | "dream" | "tool";
@@ -142,16 +143,20 @@ export interface Candidate extends MemoryRow {
 
 /**
  * Retrieval candidates: the `limit` nearest vectors (at least `minSimilarity`) and the
- * `limit` best full-text matches (any word of the query), each with its rank in its list.
+ * `limit` best full-text matches, each with its rank in its list. Full-text ranking costs
+ * ~10 µs a row here, and a common word matches a tenth of all memories, so only the newest
+ * `textScan` memories with any of the query's words are ranked (all of them, for rare words).
+ * Planned for its values each time: a generic plan cannot tell a rare word from a common one.
  */
 export async function memoryCandidates(
   db: Queryable,
   space: VectorSpace,
-  q: { vector: readonly number[]; textQuery: string | null; limit: number; minSimilarity: number },
+  q: { vector: readonly number[]; anyWords: string | null; limit: number; minSimilarity: number; textScan: number },
 ): Promise<Candidate[]> {
   const v = vec(space);
   const res = await db.query<Candidate>(
-    `with nearest as (
+    `${CUSTOM_PLAN}
+     with nearest as (
        select id, (embedding::${v}) <=> $1::${v} as distance
        from memories where embedder = ${literal(space.embedder)} and deleted_at is null
        order by (embedding::${v}) <=> $1::${v} limit $3
@@ -159,9 +164,11 @@ export async function memoryCandidates(
        select id, row_number() over (order by distance) as r from nearest where 1 - distance >= $4
      ), by_text as (
        select id, row_number() over (order by rank desc, id) as r from (
-         select id, ts_rank_cd(tsv, to_tsquery('english', $2)) as rank
-         from memories where $2::text is not null and tsv @@ to_tsquery('english', $2) and deleted_at is null
-         order by rank desc limit $3) matched
+         select id, ts_rank_cd(tsv, to_tsquery('english', $2)) as rank from (
+           select id, tsv from memories
+           where $2::text is not null and tsv @@ to_tsquery('english', $2) and deleted_at is null
+           order by created_at desc limit $5) matched
+         order by rank desc limit $3) ranked
      )
      select ${COLUMNS.replace(/(\w+)/g, "m.$1")},
        case when m.embedder = ${literal(space.embedder)} then 1 - ((m.embedding::${v}) <=> $1::${v}) end as similarity,
@@ -170,7 +177,7 @@ export async function memoryCandidates(
      left join by_vector bv on bv.id = m.id
      left join by_text bt on bt.id = m.id
      where m.id in (select id from by_vector union select id from by_text)`,
-    [toVector(q.vector), q.textQuery, q.limit, q.minSimilarity],
+    [toVector(q.vector), q.anyWords, q.limit, q.minSimilarity, q.textScan],
   );
   return res.rows;
 }

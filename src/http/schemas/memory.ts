@@ -14,7 +14,8 @@ export const CreateMemorySchema = z.strictObject({
 
 export const SearchQuerySchema = z.object({
   q: z.string().trim().min(1, "must not be empty").max(4000),
-  k: z.coerce.number().int().min(1).max(100).default(10),
+  /** At most 50: the candidates are the 40 nearest vectors and the 40 best full-text matches. */
+  k: z.coerce.number().int().min(1).max(50).default(10),
 });
 
 export const MemoryIdSchema = z.string().uuid();
