@@ -80,10 +80,11 @@ const results = { date: streamDate, machine, ...meta, measured, memory };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
+const signed = (x: number) => `${x >= 0 ? "+" : ""}${f1(x)}`;
 const pass = (ok: boolean) => (ok ? "yes" : "**no**");
 const rows = measured.flatMap(({ model, threads, stream }: { model: string; threads: number; stream: StreamBenchResult }) => [
   `| ${model} | ${threads} | decode tokens/s | ${f1(stream.raw.tokensPerSecond)} | ${f1(stream.http.tokensPerSecond)} | ${(stream.httpShareOfRawTokensPerSecond * 100).toFixed(1)}% of raw | >= 95% | ${pass(stream.httpShareOfRawTokensPerSecond >= 0.95)} |`,
-  `| ${model} | ${threads} | time to first token (ms) | ${f1(stream.raw.ttftMs)} | ${f1(stream.http.ttftMs)} | +${f1(stream.ttftOverheadMs)} ms (IQR ${f1(stream.ttftOverheadIqrMs[0])} to ${f1(stream.ttftOverheadIqrMs[1])}) | < 15 ms | ${pass(stream.ttftOverheadMs < 15)} |`,
+  `| ${model} | ${threads} | time to first token (ms) | ${f1(stream.raw.ttftMs)} | ${f1(stream.http.ttftMs)} | ${signed(stream.ttftOverheadMs)} ms (IQR ${f1(stream.ttftOverheadIqrMs[0])} to ${f1(stream.ttftOverheadIqrMs[1])}) | < 15 ms | ${pass(stream.ttftOverheadMs < 15)} |`,
 ]);
 const memoryTable: string[] = [];
 if (memory) {
