@@ -89,6 +89,16 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(replies.rows[0].n, 1, "one reply stored");
   const jobs = await pool.query("select state::text, count(*)::int as n from pgboss.job where name = 'psyche-inference' and data->>'turnId' = $1 group by state order by state", [turnId]);
   t.same(jobs.rows, [{ state: "cancelled", n: 1 }, { state: "completed", n: 1 }], "the dead worker's job was closed and its replacement completed; none left to run");
+  // The inference process forms the turn's memory (a pg-boss job) once, after the retry.
+  const deadline = Date.now() + 20_000;
+  let memories = 0;
+  while (Date.now() < deadline) {
+    memories = (await pool.query("select count(*)::int as n from memories where source_kind = 'turn' and source_id = $1", [turnId])).rows[0].n;
+    if (memories > 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.equal(memories, 1, "one episodic memory of the finished turn");
+  t.equal((await pool.query("select count(*)::int as n from emotion_log where source_id = $1", [turnId])).rows[0].n, 1, "and one mood change");
 
   // SIGTERM: every process stops taking work, settles, exits 0.
   web.child.kill("SIGTERM");
