@@ -6,6 +6,23 @@ export interface PromptMessage {
   content: string;
 }
 
+/** A client's function tool, as OpenAI describes it. */
+export interface ToolSpec {
+  name: string;
+  description?: string | undefined;
+  /** JSON Schema of the arguments object. */
+  parameters?: Record<string, unknown> | undefined;
+}
+
+/** OpenAI's tool_choice: the model decides, never calls, must call, or must call this one. */
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+export interface GeneratedToolCall {
+  name: string;
+  /** The arguments as a JSON text (OpenAI's `function.arguments`). */
+  arguments: string;
+}
+
 export interface GenerateRequest {
   messages: readonly PromptMessage[];
   /** Text already produced for this reply (a retried turn continues from it). */
@@ -20,9 +37,13 @@ export interface GenerateRequest {
   signal?: AbortSignal;
   /** Called with each piece of decoded text, in order, and the tokens generated since the last call. */
   onText?: (text: string, tokens: number) => void;
+  /** Function tools the model may call (never executed by the engine). */
+  tools?: readonly ToolSpec[] | undefined;
+  /** Default "auto" when tools are given. */
+  toolChoice?: ToolChoice | undefined;
 }
 
-export type GenerateFinish = "stop" | "length" | "cancelled";
+export type GenerateFinish = "stop" | "length" | "cancelled" | "tool_calls";
 
 export interface GenerateResult {
   /** The new text (not including `partialResponse`). */
@@ -30,6 +51,8 @@ export interface GenerateResult {
   finishReason: GenerateFinish;
   promptTokens: number;
   completionTokens: number;
+  /** Calls the model made, in order; finishReason is "tool_calls" when there are any. */
+  toolCalls: GeneratedToolCall[];
 }
 
 export interface InferenceEngine {

@@ -2,14 +2,18 @@
 // the chat sequence, so the next turn of a conversation reuses its evaluated prefix.
 import {
   type ChatHistoryItem,
+  type ChatModelFunctions,
   type ChatWrapper,
+  type ChatWrapperGeneratedContextState,
   type Llama,
   LlamaChat,
   type LlamaContext,
   type LlamaModel,
+  LlamaText,
   resolveChatWrapper,
 } from "node-llama-cpp";
-import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage } from "./engine.js";
+import type { GeneratedToolCall, GenerateRequest, GenerateResult, InferenceEngine, PromptMessage, ToolSpec } from "./engine.js";
+import { toGrammarSchema } from "./tool-schema.js";
 
 export interface LlamaEngineOptions {
   llama: Llama;
@@ -45,6 +49,8 @@ export class LlamaEngine implements InferenceEngine {
   private readonly chatWrapper: ChatWrapper;
   private chat: LlamaChat | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  /** While set, the next generation must open with a function call (tool_choice required/named). */
+  private forcing = false;
 
   private constructor(
     private readonly options: LlamaEngineOptions,
@@ -53,7 +59,7 @@ export class LlamaEngine implements InferenceEngine {
     this.modelName = options.modelName;
     // Resolved once per model: auto-detection costs hundreds of ms of blocking CPU per call
     // (shared/notes/node-llama-cpp.md).
-    this.chatWrapper = resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" });
+    this.chatWrapper = forcingWrapper(resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" }), () => this.forcing);
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
@@ -93,33 +99,74 @@ export class LlamaEngine implements InferenceEngine {
 
   private async generateNow(request: GenerateRequest): Promise<GenerateResult> {
     const history = toChatHistory(request.messages, request.partialResponse);
+    const { functions, forced } = offeredFunctions(request);
     const promptTokens = this.countPromptTokens(history);
     let completionTokens = 0;
     let unreported = 0;
     let text = "";
-    if (request.signal?.aborted) return { text, finishReason: "cancelled", promptTokens, completionTokens };
-    const result = await this.chatSession().generateResponse(history, {
-      maxTokens: request.maxTokens,
-      temperature: request.temperature ?? 1,
-      topP: request.topP ?? undefined,
-      seed: request.seed ?? undefined,
-      customStopTriggers: request.stop?.length ? [...request.stop] : undefined,
-      signal: request.signal,
-      stopOnAbortSignal: true,
-      onToken: (tokens) => {
-        completionTokens += tokens.length;
-        unreported += tokens.length;
-      },
-      onTextChunk: (chunk) => {
-        text += chunk;
-        request.onText?.(chunk, unreported);
-        unreported = 0;
-      },
-    });
-    const reason = result.metadata.stopReason;
-    const finishReason =
-      reason === "maxTokens" ? "length" : reason === "abort" || request.signal?.aborted ? "cancelled" : "stop";
-    return { text, finishReason, promptTokens, completionTokens };
+    if (request.signal?.aborted) return { text, finishReason: "cancelled", promptTokens, completionTokens, toolCalls: [] };
+    // A forced call ends when its arguments are a whole JSON object: a model that does not
+    // write the wrapper's closing syntax after them (a random one) would otherwise go on.
+    const calls: { name: string; params: string; complete: boolean }[] = [];
+    const callDone = new AbortController();
+    const signal = request.signal ? AbortSignal.any([request.signal, callDone.signal]) : callDone.signal;
+    this.forcing = forced;
+    try {
+      const common = {
+        maxTokens: request.maxTokens,
+        temperature: request.temperature ?? 1,
+        topP: request.topP ?? undefined,
+        seed: request.seed ?? undefined,
+        customStopTriggers: request.stop?.length ? [...request.stop] : undefined,
+        signal,
+        stopOnAbortSignal: true,
+        onToken: (tokens: readonly unknown[]) => {
+          completionTokens += tokens.length;
+          unreported += tokens.length;
+        },
+        onTextChunk: (chunk: string) => {
+          text += chunk;
+          request.onText?.(chunk, unreported);
+          unreported = 0;
+        },
+      };
+      const generation = functions
+        ? this.chatSession().generateResponse(history, {
+            ...common,
+            functions,
+            onFunctionCallParamsChunk: (c) => {
+              const call = (calls[c.callIndex] ??= { name: c.functionName, params: "", complete: false });
+              call.params += c.paramsChunk;
+              if (forced && !call.complete && wholeJsonObject(call.params)) {
+                call.complete = true;
+                callDone.abort();
+              }
+            },
+          })
+        : this.chatSession().generateResponse(history, common);
+      // Stopping a forced call once its arguments are whole throws node-llama-cpp's abort
+      // (nothing was generated as text); the call is what was wanted.
+      const result = await generation.catch((err: unknown) => {
+        if (callDone.signal.aborted && calls.some((c) => c.complete)) return undefined;
+        throw err;
+      });
+      const toolCalls: GeneratedToolCall[] = calls.some((c) => c.complete)
+        ? calls.filter((c) => c.complete).map((c) => ({ name: c.name, arguments: JSON.stringify(JSON.parse(c.params)) }))
+        : (result?.functionCalls ?? []).map((c) => ({ name: c.functionName, arguments: JSON.stringify(c.params ?? {}) }));
+      // node-llama-cpp reports no tokens while it writes a call: count the call's own.
+      if (toolCalls.length && completionTokens === 0) completionTokens = calls.reduce((n, c) => n + this.countTokens(`${c.name}${c.params}`), 0);
+      const reason = result?.metadata.stopReason;
+      const finishReason = toolCalls.length
+        ? "tool_calls"
+        : reason === "maxTokens"
+          ? "length"
+          : reason === "abort" || request.signal?.aborted
+            ? "cancelled"
+            : "stop";
+      return { text, finishReason, promptTokens, completionTokens, toolCalls };
+    } finally {
+      this.forcing = false;
+    }
   }
 
   async dispose(): Promise<void> {
@@ -128,4 +175,49 @@ export class LlamaEngine implements InferenceEngine {
     await this.context.dispose();
     await this.options.model.dispose();
   }
+}
+
+/** The functions offered for a request, and whether one must be called. */
+export function offeredFunctions(request: Pick<GenerateRequest, "tools" | "toolChoice">): { functions: ChatModelFunctions | undefined; forced: boolean } {
+  const choice = request.tools?.length ? (request.toolChoice ?? "auto") : "none";
+  if (choice === "none") return { functions: undefined, forced: false };
+  const tools: readonly ToolSpec[] = typeof choice === "object" ? request.tools!.filter((t) => t.name === choice.name) : request.tools!;
+  if (tools.length === 0) throw new Error(`tool_choice names "${(choice as { name: string }).name}", which is not among the tools`);
+  const functions: ChatModelFunctions = Object.fromEntries(
+    tools.map((t) => [t.name, { ...(t.description ? { description: t.description } : {}), params: toGrammarSchema(t.parameters) }]),
+  );
+  return { functions, forced: choice !== "auto" };
+}
+
+/** True when `text` is one complete JSON object. */
+export function wholeJsonObject(text: string): boolean {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{") || !trimmed.endsWith("}")) return false;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return typeof value === "object" && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The model's chat wrapper, except that while `forcing()` is true its context state opens the
+ * reply with the wrapper's function-call prefix: node-llama-cpp then grammar-constrains the
+ * function name and its JSON arguments, so even a random model makes a valid call
+ * (shared/notes/node-llama-cpp.md).
+ */
+function forcingWrapper(base: ChatWrapper, forcing: () => boolean): ChatWrapper {
+  const wrapper = Object.create(base) as ChatWrapper;
+  wrapper.generateContextState = (options) => {
+    const state = base.generateContextState(options);
+    if (!forcing() || !options.availableFunctions || Object.keys(options.availableFunctions).length === 0) return state;
+    return {
+      ...state,
+      prefixTriggers: undefined,
+      noPrefixTrigger: { type: "functionCall", inject: LlamaText(base.settings.functions.call.prefix) },
+      detectFunctionCalls: true,
+    } as ChatWrapperGeneratedContextState;
+  };
+  return wrapper;
 }

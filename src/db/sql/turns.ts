@@ -1,7 +1,7 @@
 import type { Queryable } from "../pool.js";
 
 export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
-export type FinishReason = "stop" | "length" | "cancelled";
+export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
 
 export interface Turn {
   id: string;

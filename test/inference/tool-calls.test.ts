@@ -1,0 +1,92 @@
+// Function calls from the real engine on the tiny random model: forced by tool_choice, the
+// call is grammar-constrained, so even random weights name a real tool with valid arguments.
+import t from "tap";
+import { createLlamaEngine } from "../../src/inference/create-engine.js";
+import type { ToolSpec } from "../../src/inference/engine.js";
+import { ensureTinyModel } from "../../src/inference/load-model.js";
+import { offeredFunctions, wholeJsonObject } from "../../src/inference/llama-engine.js";
+import { toGrammarSchema, ToolSchemaError } from "../../src/inference/tool-schema.js";
+import { createLogger } from "../../src/log.js";
+
+const dataDir = t.testdir();
+const engine = await createLlamaEngine({ model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 1, contextSize: 4096, sequences: 2 }, createLogger("silent"));
+t.teardown(() => engine.dispose());
+
+const tools: ToolSpec[] = [
+  {
+    name: "read_file",
+    description: "Read a file in the workspace",
+    parameters: { type: "object", properties: { path: { type: "string", maxLength: 40 } }, required: ["path"] },
+  },
+  {
+    name: "get_weather",
+    description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string", maxLength: 30 }, unit: { enum: ["celsius", "fahrenheit"] } }, required: ["city", "unit"] },
+  },
+];
+const messages = [{ role: "user" as const, content: "What is in notes.txt, and is it raining in Paris?" }];
+
+t.test("tool_choice required: a call to one of the tools, with JSON arguments", async (t) => {
+  const r = await engine.generate({ messages, maxTokens: 300, seed: 4, tools, toolChoice: "required" });
+  t.equal(r.finishReason, "tool_calls");
+  t.equal(r.toolCalls.length, 1);
+  const call = r.toolCalls[0]!;
+  t.ok(["read_file", "get_weather"].includes(call.name), call.name);
+  const args = JSON.parse(call.arguments) as Record<string, unknown>;
+  t.type(args, "object");
+  if (call.name === "read_file") t.type(args.path, "string");
+  else t.ok(["celsius", "fahrenheit"].includes(args.unit as string));
+  t.ok(r.completionTokens > 0);
+});
+
+t.test("a named tool_choice calls that tool; the same seed makes the same call", async (t) => {
+  const ask = () => engine.generate({ messages, maxTokens: 300, seed: 9, tools, toolChoice: { name: "get_weather" } });
+  const [a, b] = [await ask(), await ask()];
+  t.equal(a.toolCalls[0]?.name, "get_weather");
+  const args = JSON.parse(a.toolCalls[0]!.arguments) as { city: unknown; unit: unknown };
+  t.type(args.city, "string");
+  t.ok((args.city as string).length <= 30, "the grammar keeps the schema's maxLength");
+  t.ok(["celsius", "fahrenheit"].includes(args.unit as string), "and its enum");
+  t.same(b.toolCalls, a.toolCalls);
+});
+
+t.test("tool_choice none, or auto with a model that never calls: text", async (t) => {
+  const none = await engine.generate({ messages, maxTokens: 12, seed: 1, tools, toolChoice: "none" });
+  t.equal(none.finishReason, "length");
+  t.same(none.toolCalls, []);
+  t.ok(none.text.length > 0);
+  const auto = await engine.generate({ messages, maxTokens: 12, seed: 1, tools });
+  t.same(auto.toolCalls, []);
+  t.ok(auto.text.length > 0);
+});
+
+t.test("offering functions: named choice must exist", async (t) => {
+  t.throws(() => offeredFunctions({ tools, toolChoice: { name: "delete_everything" } }), /not among the tools/);
+  t.same(offeredFunctions({ tools: [], toolChoice: "required" }), { functions: undefined, forced: false });
+  t.equal(offeredFunctions({ tools, toolChoice: "auto" }).forced, false);
+  t.same(Object.keys(offeredFunctions({ tools, toolChoice: { name: "read_file" } }).functions!), ["read_file"]);
+});
+
+t.test("whole JSON objects", async (t) => {
+  t.ok(wholeJsonObject('{"a": {"b": "}"}}'));
+  t.notOk(wholeJsonObject('{"a": {"b": "}"}'));
+  t.notOk(wholeJsonObject("[1]"));
+  t.notOk(wholeJsonObject('{"a": 1} trailing'));
+});
+
+t.test("client schemas become grammar schemas", async (t) => {
+  t.same(toGrammarSchema(undefined), { type: "object", properties: {}, additionalProperties: false });
+  t.same(toGrammarSchema({ type: "object", properties: { n: { type: "integer", minimum: 1 }, s: { type: "string" } }, required: ["n", "ghost"] }), {
+    type: "object",
+    properties: { n: { type: "integer" }, s: { type: "string", maxLength: 1024 } },
+    additionalProperties: false,
+    required: ["n"],
+  });
+  const mixed = toGrammarSchema({ type: "object", properties: { x: { type: ["string", "null"] }, y: { anyOf: [{ type: "number" }, { const: "auto" }] } } });
+  t.same((mixed as { properties?: unknown }).properties, {
+    x: { type: ["string", "null"] },
+    y: { oneOf: [{ type: "number" }, { const: "auto" }] },
+  });
+  t.throws(() => toGrammarSchema({ type: "object", properties: { bad: { type: "tuple" } } }), ToolSchemaError);
+  t.throws(() => toGrammarSchema("object"), /must be an object/);
+});
