@@ -21,6 +21,8 @@ export interface GeneratedToolCall {
   name: string;
   /** The arguments as a JSON text (OpenAI's `function.arguments`). */
   arguments: string;
+  /** Where the arguments break the tool's schema (what the grammar cannot enforce); empty if valid. */
+  problems: string[];
 }
 
 export interface GenerateRequest {

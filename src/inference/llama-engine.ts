@@ -14,6 +14,7 @@ import {
 } from "node-llama-cpp";
 import type { GeneratedToolCall, GenerateRequest, GenerateResult, InferenceEngine, PromptMessage, ToolSpec } from "./engine.js";
 import { toGrammarSchema } from "./tool-schema.js";
+import { argumentProblems } from "./tool-arguments.js";
 
 export interface LlamaEngineOptions {
   llama: Llama;
@@ -150,9 +151,10 @@ export class LlamaEngine implements InferenceEngine {
         if (callDone.signal.aborted && calls.some((c) => c.complete)) return undefined;
         throw err;
       });
-      const toolCalls: GeneratedToolCall[] = calls.some((c) => c.complete)
+      const made = calls.some((c) => c.complete)
         ? calls.filter((c) => c.complete).map((c) => ({ name: c.name, arguments: JSON.stringify(JSON.parse(c.params)) }))
         : (result?.functionCalls ?? []).map((c) => ({ name: c.functionName, arguments: JSON.stringify(c.params ?? {}) }));
+      const toolCalls: GeneratedToolCall[] = made.map((c) => ({ ...c, problems: argumentProblems(request.tools ?? [], c) }));
       // node-llama-cpp reports no tokens while it writes a call: count the call's own.
       if (toolCalls.length && completionTokens === 0) completionTokens = calls.reduce((n, c) => n + this.countTokens(`${c.name}${c.params}`), 0);
       const reason = result?.metadata.stopReason;

@@ -6,6 +6,7 @@ import type { ToolSpec } from "../../src/inference/engine.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { offeredFunctions, wholeJsonObject } from "../../src/inference/llama-engine.js";
 import { toGrammarSchema, ToolSchemaError } from "../../src/inference/tool-schema.js";
+import { argumentProblems } from "../../src/inference/tool-arguments.js";
 import { createLogger } from "../../src/log.js";
 
 const dataDir = t.testdir();
@@ -37,6 +38,7 @@ t.test("tool_choice required: a call to one of the tools, with JSON arguments", 
   if (call.name === "read_file") t.type(args.path, "string");
   else t.ok(["celsius", "fahrenheit"].includes(args.unit as string));
   t.ok(r.completionTokens > 0);
+  t.same(call.problems, [], "valid against the tool's own schema");
 });
 
 t.test("a named tool_choice calls that tool; the same seed makes the same call", async (t) => {
@@ -89,4 +91,19 @@ t.test("client schemas become grammar schemas", async (t) => {
   });
   t.throws(() => toGrammarSchema({ type: "object", properties: { bad: { type: "tuple" } } }), ToolSchemaError);
   t.throws(() => toGrammarSchema("object"), /must be an object/);
+});
+
+t.test("arguments are checked against the tool's own schema, for what the grammar cannot enforce", async (t) => {
+  const add: ToolSpec[] = [{ name: "add", parameters: { type: "object", properties: { a: { type: "number", maximum: 10 }, b: { type: "integer" } }, required: ["a"] } }];
+  t.same(argumentProblems(add, { name: "add", arguments: '{"a": 3, "b": 4}' }), []);
+  t.match(argumentProblems(add, { name: "add", arguments: '{"a": 926}' }), [/\/a must be <= 10/]);
+  t.match(argumentProblems(add, { name: "add", arguments: '{"a": 1, "b": null}' }), [/\/b must be integer/]);
+  t.match(argumentProblems(add, { name: "add", arguments: "{}" }), [/must have required property 'a'/]);
+  t.match(argumentProblems(add, { name: "add", arguments: "{nope" }), [/not JSON/]);
+  t.match(argumentProblems(add, { name: "sub", arguments: "{}" }), [/no tool named "sub"/]);
+  t.match(argumentProblems([{ name: "odd", parameters: { type: "object", properties: { x: { type: 5 } } } }], { name: "odd", arguments: "{}" }), [/not valid JSON Schema/]);
+  // The random model fills an optional number with null or a huge value: reported, not hidden.
+  const forced = await engine.generate({ messages, maxTokens: 300, seed: 1, tools: add, toolChoice: "required" });
+  t.equal(forced.toolCalls[0]?.name, "add");
+  t.same(forced.toolCalls[0]!.problems, argumentProblems(add, forced.toolCalls[0]!));
 });
