@@ -5,6 +5,11 @@
 export interface ComparableMessage {
   role: string;
   content: string;
+  /** Stored rows carry tool_calls / tool_call_id, requests toolCalls / toolCallId. */
+  tool_calls?: readonly { id: string; name: string; arguments: string }[] | null | undefined;
+  toolCalls?: readonly { id: string; name: string; arguments: string }[] | null | undefined;
+  tool_call_id?: string | null | undefined;
+  toolCallId?: string | null | undefined;
 }
 
 export interface NewMessagesDecision {
@@ -16,7 +21,10 @@ export interface NewMessagesDecision {
   supersedeFrom?: number;
 }
 
-const same = (a: ComparableMessage, b: ComparableMessage) => a.role === b.role && a.content === b.content;
+const calls = (m: ComparableMessage) => JSON.stringify((m.tool_calls ?? m.toolCalls ?? []).map((c) => [c.id, c.name, c.arguments]));
+const callId = (m: ComparableMessage) => m.tool_call_id ?? m.toolCallId ?? null;
+const same = (a: ComparableMessage, b: ComparableMessage) =>
+  a.role === b.role && a.content === b.content && callId(a) === callId(b) && calls(a) === calls(b);
 
 /**
  * - Nothing stored: every message is new.

@@ -1,5 +1,6 @@
 // The worker side of a chat turn: claim it, build the prompt from the stored transcript,
 // generate (continuing any text a dead worker already streamed), stream events, finish.
+import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
 import { appendMessages, touchConversation } from "../db/sql/conversations.js";
@@ -39,11 +40,20 @@ export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost
  * latest user message: the transcript before it stays a stable prefix, so the model's cache
  * of it is reused from turn to turn.
  */
-export function buildPrompt(persona: string, messages: readonly { role: string; content: string }[], context = ""): PromptMessage[] {
+interface TranscriptMessage {
+  role: string;
+  content: string;
+  tool_calls?: readonly { id: string; name: string; arguments: string }[] | null;
+  tool_call_id?: string | null;
+}
+
+export function buildPrompt(persona: string, messages: readonly TranscriptMessage[], context = ""): PromptMessage[] {
   const prompt: PromptMessage[] = [];
   if (persona) prompt.push({ role: "system", content: persona });
   for (const m of messages) {
-    if (m.role === "system" || m.role === "user" || m.role === "assistant") prompt.push({ role: m.role, content: m.content });
+    if (m.role === "system" || m.role === "user") prompt.push({ role: m.role, content: m.content });
+    else if (m.role === "assistant") prompt.push({ role: "assistant", content: m.content, ...(m.tool_calls?.length ? { toolCalls: m.tool_calls } : {}) });
+    else if (m.role === "tool" && m.tool_call_id) prompt.push({ role: "tool", content: m.content, toolCallId: m.tool_call_id });
   }
   if (context) {
     const lastUser = prompt.findLastIndex((m) => m.role === "user");
@@ -120,6 +130,8 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
       topP: turn.top_p ?? undefined,
       seed: turn.seed ?? undefined,
       stop: turn.stop,
+      tools: turn.tools ?? undefined,
+      toolChoice: turn.tool_choice ?? undefined,
       signal: controller.signal,
       onText: (text, tokens) => writer.push(text, tokens),
     });
@@ -129,15 +141,21 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
     if (stopReason === "handed-off") return "handed-off";
     const content = sofar.text + result.text;
     const finishReason = stopReason === "cancelled" ? "cancelled" : result.finishReason;
+    // Calls get ids here; the client answers each with a tool message naming it.
+    const toolCalls = finishReason === "tool_calls" ? result.toolCalls.map((c) => ({ id: `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`, ...c })) : [];
+    if (toolCalls.some((c) => c.problems.length)) log.warn({ toolCalls }, "the model's tool call arguments break the tool's schema; returned with the problems");
     const finished = await inTransaction(deps.pool, async (client) => {
       const ok = await finishTurn(client, turn.id, deps.workerId, {
         content,
         finishReason,
         promptTokens: result.promptTokens,
         completionTokens: sofar.tokens + result.completionTokens,
+        toolCalls,
       });
       if (!ok) return false;
-      await appendMessages(client, turn.conversation_id, turn.id, [{ role: "assistant", content }]);
+      await appendMessages(client, turn.conversation_id, turn.id, [
+        { role: "assistant", content, toolCalls: toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
+      ]);
       await appendClosingEvent(client, turn.id, "done", finishReason);
       await touchConversation(client, turn.conversation_id);
       // Forming the memory waits for nobody: a job, committed with the turn, so it is not lost.

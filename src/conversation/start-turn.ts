@@ -8,6 +8,7 @@ import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, Priority } from "../jobs/queue.js";
 import { decideNewMessages } from "./new-messages.js";
+import { checkToolTranscript } from "./tool-transcript.js";
 
 export interface StartTurnInput extends Omit<NewTurn, "conversationId"> {
   /** An explicit conversation id continues (or names) a stored conversation. */
@@ -42,6 +43,8 @@ export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<
     const decision = decideNewMessages(opened.messages, input.messages);
     const fresh = input.messages.slice(decision.from);
     const kept = opened.messages.slice(0, decision.supersedeFrom ?? opened.messages.length);
+    // Throws (and so writes nothing) when a tool message answers no call.
+    checkToolTranscript([...kept.map((m) => ({ role: m.role, toolCalls: m.tool_calls, toolCallId: m.tool_call_id })), ...fresh]);
     const firstPosition = opened.maxPosition + 1;
     await insertTurnWithMessages(client, {
       ...input,

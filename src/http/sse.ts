@@ -13,10 +13,12 @@ export interface Usage {
   total_tokens: number;
 }
 
-/** OpenAI has no "cancelled" finish reason; a cancelled turn ends as "stop". */
-export const openAiFinish = (r: FinishReason | null): "stop" | "length" => (r === "length" ? "length" : "stop");
+export type OpenAiFinish = "stop" | "length" | "tool_calls";
 
-export function chunk(base: ChunkBase, delta: Record<string, unknown>, finishReason: "stop" | "length" | null = null) {
+/** OpenAI has no "cancelled" finish reason; a cancelled turn ends as "stop". */
+export const openAiFinish = (r: FinishReason | null): OpenAiFinish => (r === "length" || r === "tool_calls" ? r : "stop");
+
+export function chunk(base: ChunkBase, delta: Record<string, unknown>, finishReason: OpenAiFinish | null = null) {
   return {
     id: base.id,
     object: "chat.completion.chunk",

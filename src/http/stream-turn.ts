@@ -35,10 +35,15 @@ export function streamTurn(c: Context, deps: HttpDeps, o: StreamTurnOptions): Re
         if (event.kind === "delta") {
           await s.write(sseEvent(chunk(o.base, { content: event.content }), event.seq));
         } else if (event.kind === "done") {
-          const finish = openAiFinish(event.content as "stop" | "length" | "cancelled");
+          const finish = openAiFinish(event.content as "stop" | "length" | "cancelled" | "tool_calls");
+          const turn = finish === "tool_calls" || o.includeUsage ? await getTurn(deps.pool, o.follower.turnId) : undefined;
+          // Each call as the openai SDK accumulates it: id, type and name first, then the arguments.
+          for (const [index, call] of (finish === "tool_calls" ? (turn?.tool_calls ?? []) : []).entries()) {
+            await s.write(sseEvent(chunk(o.base, { tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })));
+            await s.write(sseEvent(chunk(o.base, { tool_calls: [{ index, function: { arguments: call.arguments } }] })));
+          }
           await s.write(sseEvent(chunk(o.base, {}, finish), event.seq));
           if (o.includeUsage) {
-            const turn = await getTurn(deps.pool, o.follower.turnId);
             await s.write(sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0))));
           }
           await s.write(sseEvent("[DONE]"));

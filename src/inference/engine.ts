@@ -2,8 +2,12 @@
 // script one, never the end-to-end path.
 
 export interface PromptMessage {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /** An assistant message's calls (arguments as JSON text). */
+  toolCalls?: readonly { id: string; name: string; arguments: string }[] | undefined;
+  /** A tool message: the call it answers. */
+  toolCallId?: string | undefined;
 }
 
 /** A client's function tool, as OpenAI describes it. */

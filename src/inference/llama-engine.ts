@@ -28,19 +28,45 @@ export interface LlamaEngineOptions {
   sequences?: number;
 }
 
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+/**
+ * OpenAI messages as node-llama-cpp's chat history. An assistant message's tool calls become
+ * function calls in its response, each with the result from the tool message that answers it.
+ */
 export function toChatHistory(messages: readonly PromptMessage[], partialResponse = ""): ChatHistoryItem[] {
-  const history: ChatHistoryItem[] = messages.map((m): ChatHistoryItem => {
+  const results = new Map(messages.filter((m) => m.role === "tool" && m.toolCallId).map((m) => [m.toolCallId!, m.content]));
+  const history: ChatHistoryItem[] = [];
+  for (const m of messages) {
     switch (m.role) {
       case "system":
-        return { type: "system", text: m.content };
+        history.push({ type: "system", text: m.content });
+        break;
       case "user":
-        return { type: "user", text: m.content };
-      case "assistant":
-        return { type: "model", response: [m.content] };
+        history.push({ type: "user", text: m.content });
+        break;
+      case "assistant": {
+        const calls = (m.toolCalls ?? []).map((c) => ({
+          type: "functionCall" as const,
+          name: c.name,
+          params: parseJson(c.arguments),
+          result: results.has(c.id) ? parseJson(results.get(c.id)!) : "(no result)",
+        }));
+        history.push({ type: "model", response: [...(m.content ? [m.content] : []), ...calls] });
+        break;
+      }
+      case "tool":
+        break; // carried by the call it answers
       default:
         return m.role satisfies never;
     }
-  });
+  }
   history.push({ type: "model", response: partialResponse ? [partialResponse] : [] });
   return history;
 }

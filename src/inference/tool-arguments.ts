@@ -37,3 +37,9 @@ export function argumentProblems(tools: readonly ToolSpec[], call: Pick<Generate
   if (validate(args)) return [];
   return (validate.errors ?? []).map((e) => `${e.instancePath || "arguments"} ${e.message ?? "is invalid"}`);
 }
+
+/** Why a tool's parameters schema cannot be used, or undefined when it can. */
+export function schemaProblem(parameters: Record<string, unknown> | undefined): string | undefined {
+  const v = validatorFor(parameters);
+  return typeof v === "string" ? v : undefined;
+}

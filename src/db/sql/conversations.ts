@@ -1,11 +1,21 @@
 import type { Queryable } from "../pool.js";
 
+/** A call an assistant message made (OpenAI's tool_calls, flattened). */
+export interface StoredToolCall {
+  id: string;
+  name: string;
+  /** JSON text. */
+  arguments: string;
+}
+
 export interface StoredMessage {
   id: number;
   position: number;
   role: "system" | "user" | "assistant" | "tool";
   content: string;
   name: string | null;
+  tool_calls: StoredToolCall[] | null;
+  tool_call_id: string | null;
 }
 
 export interface OpenedConversation {
@@ -23,7 +33,8 @@ export async function openConversation(db: Queryable, id: string): Promise<Opene
        on conflict (id) do update set last_active_at = now() returning id)
      select (select count(*) from conv) as touched,
             (select coalesce(max(position), 0) from messages where conversation_id = $1) as max_position,
-            coalesce((select json_agg(json_build_object('id', id, 'position', position, 'role', role, 'content', content, 'name', name)
+            coalesce((select json_agg(json_build_object('id', id, 'position', position, 'role', role, 'content', content, 'name', name,
+                                                        'tool_calls', tool_calls, 'tool_call_id', tool_call_id)
                                       order by position)
                       from messages where conversation_id = $1 and superseded_at is null), '[]'::json) as messages`,
     [id],
@@ -36,18 +47,29 @@ export interface NewMessage {
   role: StoredMessage["role"];
   content: string;
   name?: string | undefined;
+  toolCalls?: StoredToolCall[] | null | undefined;
+  toolCallId?: string | null | undefined;
 }
+
+/** Columns of `messages` as arrays for unnest: tool calls as JSON text. */
+export const messageArrays = (messages: readonly NewMessage[]) => ({
+  roles: messages.map((m) => m.role),
+  contents: messages.map((m) => m.content),
+  names: messages.map((m) => m.name ?? null),
+  toolCalls: messages.map((m) => (m.toolCalls?.length ? JSON.stringify(m.toolCalls) : null)),
+  toolCallIds: messages.map((m) => m.toolCallId ?? null),
+});
 
 /** Appends messages after the conversation's last position; returns the last new id. */
 export async function appendMessages(db: Queryable, conversationId: string, turnId: string, messages: readonly NewMessage[]): Promise<number | undefined> {
   if (messages.length === 0) return undefined;
   const res = await db.query<{ id: number }>(
-    `insert into messages (conversation_id, position, role, content, name, turn_id)
+    `insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
      select $1, coalesce((select max(position) from messages where conversation_id = $1), 0) + m.ord,
-            m.role, m.content, m.name, $2
-     from unnest($3::text[], $4::text[], $5::text[]) with ordinality as m(role, content, name, ord)
+            m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $2
+     from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) with ordinality as m(role, content, name, tool_calls, tool_call_id, ord)
      returning id`,
-    [conversationId, turnId, messages.map((m) => m.role), messages.map((m) => m.content), messages.map((m) => m.name ?? null)],
+    [conversationId, turnId, ...(({ roles, contents, names, toolCalls, toolCallIds }) => [roles, contents, names, toolCalls, toolCallIds])(messageArrays(messages))],
   );
   return Math.max(...res.rows.map((r) => r.id));
 }

@@ -1,4 +1,17 @@
 import type { Queryable } from "../pool.js";
+import { messageArrays, type NewMessage, type StoredToolCall } from "./conversations.js";
+
+/** A tool as stored with its turn. */
+export interface TurnTool {
+  name: string;
+  description?: string | undefined;
+  parameters?: Record<string, unknown> | undefined;
+}
+export type TurnToolChoice = "auto" | "none" | "required" | { name: string };
+export interface TurnToolCall extends StoredToolCall {
+  /** Where the arguments break the tool's schema; empty if valid. */
+  problems: string[];
+}
 
 export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
 export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
@@ -28,6 +41,9 @@ export interface Turn {
   finished_at: Date | null;
   /** The prompt is the active transcript up to this position. */
   prompt_end_position: number | null;
+  tools: TurnTool[] | null;
+  tool_choice: TurnToolChoice | null;
+  tool_calls: TurnToolCall[] | null;
 }
 
 const TURN_COLUMNS = "t.*";
@@ -41,6 +57,8 @@ export interface NewTurn {
   seed: number | null;
   stop: string[];
   stream: boolean;
+  tools?: TurnTool[] | null;
+  toolChoice?: TurnToolChoice | null;
 }
 
 export interface TurnWithMessages extends NewTurn {
@@ -50,7 +68,7 @@ export interface TurnWithMessages extends NewTurn {
   supersedeFrom: number | null;
   /** Position of the first new message. */
   firstPosition: number;
-  messages: readonly { role: string; content: string; name?: string | undefined }[];
+  messages: readonly NewMessage[];
   promptEndPosition: number;
 }
 
@@ -66,12 +84,12 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
        update messages set superseded_at = now()
        where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position)
-       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning id),
+       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice)
+       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb) returning id),
      ins as (
-       insert into messages (conversation_id, position, role, content, name, turn_id)
-       select $1, $13 + m.ord - 1, m.role, m.content, m.name, $3
-       from unnest($14::text[], $15::text[], $16::text[]) with ordinality as m(role, content, name, ord) returning 1)
+       insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
+       select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
+       from unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::text[]) with ordinality as m(role, content, name, tool_calls, tool_call_id, ord) returning 1)
      select (select count(*) from ins) as inserted`,
     [
       t.conversationId,
@@ -87,9 +105,9 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.jobId,
       t.promptEndPosition,
       t.firstPosition,
-      t.messages.map((m) => m.role),
-      t.messages.map((m) => m.content),
-      t.messages.map((m) => m.name ?? null),
+      ...(({ roles, contents, names, toolCalls, toolCallIds }) => [roles, contents, names, toolCalls, toolCallIds])(messageArrays(t.messages)),
+      t.tools?.length ? JSON.stringify(t.tools) : null,
+      t.toolChoice ? JSON.stringify(t.toolChoice) : null,
     ],
   );
 }
@@ -101,7 +119,7 @@ export async function getTurn(db: Queryable, id: string): Promise<Turn | undefin
 
 export interface ClaimedTurn extends Turn {
   /** The prompt's messages: the active transcript up to the turn's prompt end. */
-  prompt_messages: { role: string; content: string }[];
+  prompt_messages: { role: string; content: string; tool_calls: StoredToolCall[] | null; tool_call_id: string | null }[];
   /** Text an earlier worker already streamed for this turn, its tokens and last sequence number. */
   streamed_text: string;
   streamed_tokens: number;
@@ -120,7 +138,7 @@ export async function claimTurn(db: Queryable, id: string, jobId: string, worker
               started_at = coalesce(started_at, now())
        where id = $1 and job_id = $2 and status = 'queued' returning *)
      select c.*,
-       coalesce((select json_agg(json_build_object('role', m.role, 'content', m.content) order by m.position)
+       coalesce((select json_agg(json_build_object('role', m.role, 'content', m.content, 'tool_calls', m.tool_calls, 'tool_call_id', m.tool_call_id) order by m.position)
                  from messages m
                  where m.conversation_id = c.conversation_id and m.superseded_at is null
                    and (c.prompt_end_position is null or m.position <= c.prompt_end_position)), '[]'::json) as prompt_messages,
@@ -138,15 +156,16 @@ export interface TurnResult {
   finishReason: FinishReason;
   promptTokens: number;
   completionTokens: number;
+  toolCalls?: TurnToolCall[] | undefined;
 }
 
 /** Finishes a turn held by `workerId`; false if the worker no longer holds it. */
 export async function finishTurn(db: Queryable, id: string, workerId: string, r: TurnResult): Promise<boolean> {
   const res = await db.query(
     `update turns set status = case when $3 = 'cancelled' then 'cancelled' else 'done' end,
-            content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, finished_at = now()
+            content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, finished_at = now()
      where id = $1 and worker_id = $2 and status = 'running'`,
-    [id, workerId, r.finishReason, r.content, r.promptTokens, r.completionTokens],
+    [id, workerId, r.finishReason, r.content, r.promptTokens, r.completionTokens, r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null],
   );
   return res.rowCount === 1;
 }

@@ -9,6 +9,8 @@ import { readJsonObject } from "../read-json.js";
 import { ChatCompletionRequestSchema, ConversationIdSchema } from "../schemas/chat.js";
 import { openAiFinish, usageOf } from "../sse.js";
 import { streamTurn } from "../stream-turn.js";
+import { TranscriptError } from "../../conversation/tool-transcript.js";
+import { requestTools, toolCallsJson } from "../tools.js";
 
 /** Headers a client may name its conversation with (ARCHITECTURE.md §2). */
 const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
@@ -21,7 +23,7 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
     const parsed = ChatCompletionRequestSchema.safeParse(body);
     if (!parsed.success) throw fromZodError(parsed.error);
     const req = parsed.data;
-    if (req.tools?.length) throw invalidRequest("tools are not supported by this server yet", "tools", "unsupported_parameter");
+    const { tools, toolChoice } = requestTools(req);
     if (req.model !== deps.modelId) throw modelNotFound(req.model, deps.modelId);
     const maxTokens = req.max_completion_tokens ?? req.max_tokens ?? deps.maxTokens;
     if (maxTokens > deps.maxTokens) {
@@ -40,7 +42,15 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
     const started = await startTurn(deps, {
       turnId: follower.turnId,
       conversationId,
-      messages: req.messages.map((m) => ({ role: m.role === "developer" ? "system" : m.role, content: m.content, name: m.name })),
+      messages: req.messages.map((m) => ({
+        role: m.role === "developer" ? "system" : m.role,
+        content: m.content,
+        name: "name" in m ? m.name : undefined,
+        toolCalls: "tool_calls" in m ? m.tool_calls?.map((tc) => ({ id: tc.id, name: tc.function.name, arguments: tc.function.arguments })) : undefined,
+        toolCallId: "tool_call_id" in m ? m.tool_call_id : undefined,
+      })),
+      tools,
+      toolChoice,
       model: req.model,
       temperature: req.temperature ?? null,
       topP: req.top_p ?? null,
@@ -50,6 +60,7 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
       stream: req.stream ?? false,
     }).catch((err: unknown) => {
       follower.close();
+      if (err instanceof TranscriptError) throw invalidRequest(err.message, "messages", "invalid_tool_message");
       throw err;
     });
     c.header("X-Psyche-Conversation", started.conversationId);
@@ -84,13 +95,19 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content: turn.content ?? "", refusal: null },
+          message: turn.tool_calls?.length
+            ? { role: "assistant", content: turn.content || null, refusal: null, tool_calls: toolCallsJson(turn.tool_calls) }
+            : { role: "assistant", content: turn.content ?? "", refusal: null },
           logprobs: null,
           finish_reason: openAiFinish(turn.finish_reason),
         },
       ],
       usage: usageOf(turn.prompt_tokens, turn.completion_tokens),
-      psyche: { conversation_id: started.conversationId, turn_id: started.turnId },
+      psyche: {
+        conversation_id: started.conversationId,
+        turn_id: started.turnId,
+        ...(turn.tool_calls?.some((tc) => tc.problems.length) ? { tool_call_problems: Object.fromEntries(turn.tool_calls.map((tc) => [tc.id, tc.problems])) } : {}),
+      },
     });
   });
 

@@ -17,6 +17,26 @@ const ContentSchema = z
 
 const name = z.string().max(256).optional();
 
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const functionName = z.string().regex(FUNCTION_NAME, "function names are 1-64 letters, digits, _ and -");
+
+/** A call the assistant made, as a client sends it back. */
+const ToolCallSchema = z.object({
+  id: z.string().min(1).max(128),
+  type: z.literal("function"),
+  function: z.object({
+    name: functionName,
+    arguments: z.string().refine((a) => {
+      try {
+        const v: unknown = JSON.parse(a);
+        return typeof v === "object" && v !== null && !Array.isArray(v);
+      } catch {
+        return false;
+      }
+    }, "must be a JSON object in a string"),
+  }),
+});
+
 export const ChatMessageSchema = z.discriminatedUnion(
   "role",
   [
@@ -27,9 +47,11 @@ export const ChatMessageSchema = z.discriminatedUnion(
       role: z.literal("assistant"),
       content: ContentSchema.nullish().transform((c) => c ?? ""),
       name,
+      tool_calls: z.array(ToolCallSchema).max(64).nullish(),
     }),
+    z.object({ role: z.literal("tool"), content: ContentSchema, tool_call_id: z.string({ error: "tool messages need the tool_call_id they answer" }).min(1).max(128) }),
   ],
-  { error: () => "role must be one of system, developer, user, assistant (tool messages need tools support, not available yet)" },
+  { error: () => "role must be one of system, developer, user, assistant, tool" },
 );
 export type ChatMessage = z.infer<typeof ChatMessageSchema>;
 
@@ -47,8 +69,24 @@ export const ChatCompletionRequestSchema = z.object({
   n: z.literal(1, { error: "n must be 1: this server generates one choice per request" }).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   user: z.string().optional(),
-  /** Accepted only when empty until tool calling lands; the handler says so. */
-  tools: z.array(z.unknown()).nullish(),
+  tools: z
+    .array(
+      z.object({
+        type: z.literal("function", { error: "only function tools are supported" }),
+        function: z.object({
+          name: functionName,
+          description: z.string().max(4000).optional(),
+          parameters: z.record(z.string(), z.unknown()).optional(),
+          strict: z.boolean().nullish(),
+        }),
+      }),
+    )
+    .max(128)
+    .nullish(),
+  tool_choice: z
+    .union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: functionName }) })])
+    .nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 
