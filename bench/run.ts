@@ -33,7 +33,7 @@ const previous = existsSync(join(root, "bench", "results", "latest.json")) ? JSO
 const log = createLogger("warn");
 const cores = availableParallelism();
 // The stream benchmark measures the path, not memory: no recall in the prompt.
-const streamFlags = { dataDir, port: 0, dbPort: 0, logLevel: "warn", quiet: true, embeddingModel: "builtin", embeddingThreads: 1, recallPromptTokens: 0 };
+const streamFlags = { dataDir, port: 0, dbPort: 0, logLevel: "warn", quiet: true, embeddingModel: "builtin", embeddingThreads: 1, recallPromptTokens: 0, memoryTools: false };
 
 let measured = previous.measured ?? [];
 if (only !== "memory" && only !== "table") {

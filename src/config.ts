@@ -71,6 +71,10 @@ export const ConfigSchema = z.object({
   duplicateSimilarity: unitInterval.default(0.95),
   /** Soft-deleted memories are purged this many seconds later. */
   memoryPurgeAfterSeconds: nonNegativeInt.default(86_400),
+  /** Offer the model Psyche's own memory tools (recall_memory, store_memory) beside a request's tools. */
+  memoryTools: bool.default(true),
+  /** Generations one turn may make around Psyche's own tool calls. */
+  toolIterations: positiveInt.max(20).default(5),
   /** The mood's resting point. */
   moodBaselineValence: signedUnit.default(0.1),
   moodBaselineArousal: signedUnit.default(-0.1),
@@ -114,6 +118,8 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   recallPromptTokens: "PSYCHE_RECALL_PROMPT_TOKENS",
   duplicateSimilarity: "PSYCHE_DUPLICATE_SIMILARITY",
   memoryPurgeAfterSeconds: "PSYCHE_MEMORY_PURGE_AFTER_SECONDS",
+  memoryTools: "PSYCHE_MEMORY_TOOLS",
+  toolIterations: "PSYCHE_TOOL_ITERATIONS",
   moodBaselineValence: "PSYCHE_MOOD_BASELINE_VALENCE",
   moodBaselineArousal: "PSYCHE_MOOD_BASELINE_AROUSAL",
   moodHalfLifeMinutes: "PSYCHE_MOOD_HALF_LIFE_MINUTES",

@@ -11,6 +11,8 @@ import { Channel, type SignalBus } from "../jobs/bus.js";
 import { encodeTurnSignal } from "../jobs/turn-signal.js";
 import { MEMORY_QUEUE, type RememberTurnJob } from "../jobs/queue.js";
 import type { Recall } from "../memory/recall.js";
+import type { ServerTools } from "../memory/memory-tools.js";
+import type { GeneratedToolCall, GenerateResult } from "../inference/engine.js";
 import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
 import { EventWriter } from "./event-writer.js";
 
@@ -22,6 +24,10 @@ export interface RunTurnDeps {
   log: Logger;
   workerId: string;
   persona: string;
+  /** Psyche's own tools (memory), run here between generations; never shown to the client. */
+  serverTools?: ServerTools | undefined;
+  /** Generations one turn may make around server tool calls. Default 5. */
+  serverToolIterations?: number | undefined;
   /** Mood and memories for the prompt; without it, the prompt is persona and transcript. */
   recall?: Recall | undefined;
   /** Longest wait between two event writes while generating. Default 25 ms. */
@@ -122,19 +128,9 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
   try {
     const context = await recallFor(deps, turn.prompt_messages, controller.signal, log);
-    const result = await deps.engine.generate({
-      messages: buildPrompt(deps.persona, turn.prompt_messages, context),
-      partialResponse: sofar.text,
-      maxTokens: Math.max(1, turn.max_tokens - sofar.tokens),
-      temperature: turn.temperature ?? undefined,
-      topP: turn.top_p ?? undefined,
-      seed: turn.seed ?? undefined,
-      stop: turn.stop,
-      tools: turn.tools ?? undefined,
-      toolChoice: turn.tool_choice ?? undefined,
-      signal: controller.signal,
-      onText: (text, tokens) => writer.push(text, tokens),
-    });
+    const result = await generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, context), sofar, controller.signal, (text, tokens) =>
+      writer.push(text, tokens),
+    );
     await writer.flush();
     if (writer.failure) throw writer.failure;
     if (writer.lost || stopReason === "lost") return "lost";
@@ -151,6 +147,7 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
         promptTokens: result.promptTokens,
         completionTokens: sofar.tokens + result.completionTokens,
         toolCalls,
+        serverToolCalls: result.serverToolCalls,
       });
       if (!ok) return false;
       await appendMessages(client, turn.conversation_id, turn.id, [
@@ -173,5 +170,76 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
   } finally {
     jobSignal.removeEventListener("abort", onJobAbort);
     unsubscribe();
+  }
+}
+
+export interface ServerToolCall {
+  name: string;
+  arguments: string;
+  result: string;
+}
+
+/**
+ * Generates, and while the model calls only Psyche's own tools, runs them and generates again
+ * with their results (up to the iteration limit). Client tools come back as the result's calls,
+ * after any server calls made beside them have run.
+ */
+async function generateWithServerTools(
+  deps: RunTurnDeps,
+  turn: ClaimedTurn,
+  prompt: PromptMessage[],
+  sofar: { text: string; tokens: number },
+  signal: AbortSignal,
+  onText: (text: string, tokens: number) => void,
+): Promise<GenerateResult & { serverToolCalls: ServerToolCall[] }> {
+  const clientTools = turn.tools ?? [];
+  const clientNames = new Set(clientTools.map((t) => t.name));
+  const choice = turn.tool_choice ?? undefined;
+  // Offered beside the client's tools: a plain chat gets its memories through recall instead,
+  // without function documentation in every prompt. A named choice is the client's tool
+  // alone; "none" offers nothing.
+  const server = deps.serverTools && clientTools.length > 0 && choice !== "none" && typeof choice !== "object" ? deps.serverTools : undefined;
+  const tools = [...clientTools, ...(server?.specs.filter((s) => !clientNames.has(s.name)) ?? [])];
+  const isServerCall = (c: GeneratedToolCall) => !clientNames.has(c.name) && server?.has(c.name) === true;
+  const limit = deps.serverToolIterations ?? 5;
+  const serverToolCalls: ServerToolCall[] = [];
+  let messages = prompt;
+  let text = "";
+  let completionTokens = 0;
+  for (let iteration = 0; ; iteration++) {
+    const result = await deps.engine.generate({
+      messages,
+      partialResponse: iteration === 0 ? sofar.text : undefined,
+      maxTokens: Math.max(1, turn.max_tokens - sofar.tokens - completionTokens),
+      temperature: turn.temperature ?? undefined,
+      topP: turn.top_p ?? undefined,
+      seed: turn.seed ?? undefined,
+      stop: turn.stop,
+      // "required" asks for a call to one of the client's tools; after that the model chooses.
+      tools: choice === "none" ? undefined : iteration === 0 && choice === "required" ? clientTools : tools.length ? tools : undefined,
+      toolChoice: iteration === 0 ? choice : "auto",
+      signal,
+      onText,
+    });
+    text += result.text;
+    completionTokens += result.completionTokens;
+    const mine = result.toolCalls.filter(isServerCall);
+    const theirs = result.toolCalls.filter((c) => !isServerCall(c));
+    const done = (finishReason: GenerateResult["finishReason"]) => ({ ...result, text, completionTokens, toolCalls: theirs, finishReason, serverToolCalls });
+    if (mine.length === 0 || signal.aborted) return done(result.finishReason === "tool_calls" && theirs.length === 0 ? "stop" : result.finishReason);
+    const ids = mine.map((_, j) => `psyche_${iteration}_${j}`);
+    const results: string[] = [];
+    for (const call of mine) {
+      const output = await server!.run(call, { turnId: turn.id, signal });
+      results.push(output);
+      serverToolCalls.push({ name: call.name, arguments: call.arguments, result: output });
+    }
+    if (theirs.length) return done("tool_calls");
+    if (iteration + 1 >= limit) return done("stop");
+    messages = [
+      ...messages,
+      { role: "assistant", content: result.text, toolCalls: mine.map((c, j) => ({ id: ids[j]!, name: c.name, arguments: c.arguments })) },
+      ...mine.map((_, j): PromptMessage => ({ role: "tool", content: results[j]!, toolCallId: ids[j]! })),
+    ];
   }
 }

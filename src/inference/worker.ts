@@ -13,6 +13,7 @@ import { reclaimOrphanedTurns } from "../jobs/reclaim.js";
 import { HandOff, runTurn } from "../conversation/run-turn.js";
 import type { InferenceEngine } from "./engine.js";
 import type { Recall } from "../memory/recall.js";
+import type { ServerTools } from "../memory/memory-tools.js";
 
 export interface InferenceWorkerDeps {
   pool: Pool;
@@ -23,6 +24,9 @@ export interface InferenceWorkerDeps {
   persona: string;
   /** Mood and memories for each turn's prompt. */
   recall?: Recall | undefined;
+  /** Psyche's own tools, offered in every turn. */
+  serverTools?: ServerTools | undefined;
+  serverToolIterations?: number | undefined;
   /** Fallback polling interval (ms). */
   pollMs: number;
   /** Heartbeat interval (ms); a worker silent for 5 of them is presumed dead. */

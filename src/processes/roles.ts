@@ -14,6 +14,7 @@ import type { StopStack } from "./stack.js";
 import type { MemoryServices } from "./memory-services.js";
 import { MemoryRecall } from "../memory/recall.js";
 import { MemoryWorker } from "../memory/memory-worker.js";
+import { MemoryTools } from "../memory/memory-tools.js";
 
 export interface Shared {
   config: Config;
@@ -78,6 +79,8 @@ export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine:
   const recall = new MemoryRecall({ ...mem, log: s.log, budgetTokens: s.config.recallPromptTokens, countTokens: (text) => engine.countTokens(text) });
   const worker = new InferenceWorker({
     recall,
+    serverTools: s.config.memoryTools ? new MemoryTools(mem.memory) : undefined,
+    serverToolIterations: s.config.toolIterations,
     pool: db.pool,
     boss: db.boss,
     bus: db.bus,

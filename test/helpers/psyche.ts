@@ -4,6 +4,7 @@ import type { Test } from "tap";
 import { loadConfig, type Config } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { serve, type RunningPsyche } from "../../src/processes/serve.js";
+import type { InferenceEngine } from "../../src/inference/engine.js";
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
   return loadConfig(
@@ -12,9 +13,9 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
   );
 }
 
-export async function startPsyche(t: Test, overrides: Record<string, unknown> = {}): Promise<RunningPsyche & { config: Config }> {
+export async function startPsyche(t: Test, overrides: Record<string, unknown> = {}, opts: { engine?: InferenceEngine } = {}): Promise<RunningPsyche & { config: Config }> {
   const config = testConfig(t.testdir(), overrides);
-  const psyche = await serve(config, createLogger(config.logLevel));
+  const psyche = await serve(config, createLogger(config.logLevel), opts);
   t.teardown(() => psyche.stop());
   return { ...psyche, config };
 }

@@ -157,15 +157,17 @@ export interface TurnResult {
   promptTokens: number;
   completionTokens: number;
   toolCalls?: TurnToolCall[] | undefined;
+  /** Psyche's own tool calls made during the turn, with their results. */
+  serverToolCalls?: { name: string; arguments: string; result: string }[] | undefined;
 }
 
 /** Finishes a turn held by `workerId`; false if the worker no longer holds it. */
 export async function finishTurn(db: Queryable, id: string, workerId: string, r: TurnResult): Promise<boolean> {
   const res = await db.query(
     `update turns set status = case when $3 = 'cancelled' then 'cancelled' else 'done' end,
-            content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, finished_at = now()
+            content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, server_tool_calls = $8::jsonb, finished_at = now()
      where id = $1 and worker_id = $2 and status = 'running'`,
-    [id, workerId, r.finishReason, r.content, r.promptTokens, r.completionTokens, r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null],
+    [id, workerId, r.finishReason, r.content, r.promptTokens, r.completionTokens, r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null, r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null],
   );
   return res.rowCount === 1;
 }

@@ -1,0 +1,68 @@
+// Psyche's own tools, run inside the worker: the model may recall and store memories in the
+// middle of a turn. The client never sees these calls; they are recorded with the turn.
+import type { GeneratedToolCall, ToolSpec } from "../inference/engine.js";
+import { argumentProblems } from "../inference/tool-arguments.js";
+import type { Memory } from "./memory.js";
+
+export interface ServerTools {
+  readonly specs: readonly ToolSpec[];
+  has(name: string): boolean;
+  /** The result for the model, as JSON text; failures are results too (the model reads them). */
+  run(call: Pick<GeneratedToolCall, "name" | "arguments">, ctx: { turnId: string; signal?: AbortSignal | undefined }): Promise<string>;
+}
+
+export const MEMORY_TOOL_SPECS: readonly ToolSpec[] = [
+  {
+    name: "recall_memory",
+    description: "Search your long-term memory for what you know about something",
+    parameters: {
+      type: "object",
+      properties: { query: { type: "string", minLength: 1, maxLength: 500 }, k: { type: "integer", minimum: 1, maximum: 10 } },
+      required: ["query"],
+    },
+  },
+  {
+    name: "store_memory",
+    description: "Remember something for later conversations",
+    parameters: {
+      type: "object",
+      properties: {
+        content: { type: "string", minLength: 1, maxLength: 2000 },
+        importance: { type: "number", minimum: 0, maximum: 1 },
+        tags: { type: "array", items: { type: "string", maxLength: 64 }, maxItems: 8 },
+      },
+      required: ["content"],
+    },
+  },
+];
+
+export class MemoryTools implements ServerTools {
+  readonly specs = MEMORY_TOOL_SPECS;
+
+  constructor(private readonly memory: Memory) {}
+
+  has(name: string): boolean {
+    return this.specs.some((s) => s.name === name);
+  }
+
+  async run(call: Pick<GeneratedToolCall, "name" | "arguments">, ctx: { turnId: string; signal?: AbortSignal | undefined }): Promise<string> {
+    const problems = argumentProblems(this.specs, call);
+    if (problems.length) return JSON.stringify({ error: `invalid arguments: ${problems.join("; ")}` });
+    const args = JSON.parse(call.arguments) as Record<string, unknown>;
+    if (call.name === "recall_memory") {
+      const found = await this.memory.search(String(args.query), typeof args.k === "number" ? args.k : 5, ctx.signal);
+      return JSON.stringify({ memories: found.map((r) => ({ id: r.memory.id, content: r.memory.content, created_at: r.memory.created_at })) });
+    }
+    const stored = await this.memory.remember({
+      kind: "semantic",
+      content: String(args.content),
+      importance: typeof args.importance === "number" ? args.importance : undefined,
+      tags: Array.isArray(args.tags) ? args.tags.map(String) : [],
+      sourceKind: "tool",
+      sourceId: ctx.turnId,
+      toolCalls: 1,
+      signal: ctx.signal,
+    });
+    return JSON.stringify({ stored: stored.memory.id, reinforced: stored.reinforced });
+  }
+}
