@@ -218,6 +218,7 @@ async function generateWithServerTools(
       // "required" asks for a call to one of the client's tools; after that the model chooses.
       tools: choice === "none" ? undefined : iteration === 0 && choice === "required" ? clientTools : tools.length ? tools : undefined,
       toolChoice: iteration === 0 ? choice : "auto",
+      parallelToolCalls: turn.parallel_tool_calls ?? undefined,
       signal,
       onText,
     });

@@ -47,6 +47,8 @@ export interface GenerateRequest {
   tools?: readonly ToolSpec[] | undefined;
   /** Default "auto" when tools are given. */
   toolChoice?: ToolChoice | undefined;
+  /** false: at most one call per reply. */
+  parallelToolCalls?: boolean | undefined;
 }
 
 export type GenerateFinish = "stop" | "length" | "cancelled" | "tool_calls";

@@ -161,6 +161,7 @@ export class LlamaEngine implements InferenceEngine {
         ? this.chatSession().generateResponse(history, {
             ...common,
             functions,
+            ...(request.parallelToolCalls === false ? { maxParallelFunctionCalls: 1 } : {}),
             onFunctionCallParamsChunk: (c) => {
               const call = (calls[c.callIndex] ??= { name: c.functionName, params: "", complete: false });
               call.params += c.paramsChunk;

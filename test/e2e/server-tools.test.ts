@@ -92,6 +92,9 @@ t.test("server tools: the iteration limit ends a loop; bad arguments reach the m
   const bad = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "bad arguments" }], tools: [readFile] });
   t.match(bad.choices[0]!.message.content, /invalid arguments: .*content/);
   t.match(bad.choices[0]!.message.content, /importance must be <= 1/);
+  // parallel_tool_calls reaches the model with the turn.
+  await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hello" }], tools: [readFile], parallel_tool_calls: false });
+  t.equal(engine.requests.at(-1)!.parallelToolCalls, false);
   // A plain chat (no tools) is offered none; tool_choice none offers none either.
   await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hello" }] });
   t.equal(engine.requests.at(-1)!.tools, undefined);

@@ -44,6 +44,7 @@ export interface Turn {
   tools: TurnTool[] | null;
   tool_choice: TurnToolChoice | null;
   tool_calls: TurnToolCall[] | null;
+  parallel_tool_calls: boolean | null;
 }
 
 const TURN_COLUMNS = "t.*";
@@ -59,6 +60,7 @@ export interface NewTurn {
   stream: boolean;
   tools?: TurnTool[] | null;
   toolChoice?: TurnToolChoice | null;
+  parallelToolCalls?: boolean | null;
 }
 
 export interface TurnWithMessages extends NewTurn {
@@ -84,8 +86,8 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
        update messages set superseded_at = now()
        where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice)
-       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb) returning id),
+       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls)
+       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21) returning id),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
        select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
@@ -108,6 +110,7 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       ...(({ roles, contents, names, toolCalls, toolCallIds }) => [roles, contents, names, toolCalls, toolCallIds])(messageArrays(t.messages)),
       t.tools?.length ? JSON.stringify(t.tools) : null,
       t.toolChoice ? JSON.stringify(t.toolChoice) : null,
+      t.parallelToolCalls ?? null,
     ],
   );
 }

@@ -51,6 +51,7 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
       })),
       tools,
       toolChoice,
+      parallelToolCalls: req.parallel_tool_calls ?? null,
       model: req.model,
       temperature: req.temperature ?? null,
       topP: req.top_p ?? null,
