@@ -42,7 +42,8 @@ export function streamTurn(c: Context, deps: HttpDeps, o: StreamTurnOptions): Re
             await s.write(sseEvent(chunk(o.base, { tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })));
             await s.write(sseEvent(chunk(o.base, { tool_calls: [{ index, function: { arguments: call.arguments } }] })));
           }
-          await s.write(sseEvent(chunk(o.base, {}, finish), event.seq));
+          const problems = turn?.tool_calls?.some((tc) => tc.problems.length) ? Object.fromEntries(turn.tool_calls.map((tc) => [tc.id, tc.problems])) : undefined;
+          await s.write(sseEvent({ ...chunk(o.base, {}, finish), ...(problems ? { psyche: { tool_call_problems: problems } } : {}) }, event.seq));
           if (o.includeUsage) {
             await s.write(sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0))));
           }

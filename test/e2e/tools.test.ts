@@ -109,3 +109,37 @@ t.test("bad tool input: a 400 in OpenAI's shape, nothing written", async (t) => 
   }
   t.same(await writtenRows(psyche), before);
 });
+
+t.test("arguments that break the schema are returned with their problems, streaming or not", async (t) => {
+  // The random model fills an optional number with null or a huge value more often than not.
+  const add = [{ type: "function" as const, function: { name: "add", parameters: { type: "object", properties: { a: { type: "number", maximum: 10 }, b: { type: "integer" } } } } }];
+  let found: { id: string; problems: string[]; seed: number } | undefined;
+  for (let seed = 1; seed <= 10 && !found; seed++) {
+    const res = (await (
+      await fetch(`${psyche.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "psyche", messages: [user("add")], tools: add, tool_choice: "required", max_tokens: 200, seed }),
+      })
+    ).json()) as any;
+    const id = res.choices[0].message.tool_calls[0].id;
+    if (res.psyche.tool_call_problems) found = { id, problems: res.psyche.tool_call_problems[id], seed };
+  }
+  t.ok(found, "some seed breaks the schema");
+  t.match(found!.problems, [/\/(a|b) must be/]);
+  const stream = await fetch(`${psyche.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [user("add")], tools: add, tool_choice: "required", max_tokens: 200, seed: found!.seed, stream: true }),
+  });
+  const finish = (await stream.text()).split("\n").filter((l) => l.includes('"finish_reason":"tool_calls"')).map((l) => JSON.parse(l.slice(6)))[0];
+  const plain = (await (
+    await fetch(`${psyche.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "psyche", messages: [user("add")], tools: add, tool_choice: "required", max_tokens: 200, seed: found!.seed }),
+    })
+  ).json()) as any;
+  t.ok(finish.psyche?.tool_call_problems, "the stream's last chunk reports problems");
+  t.same(Object.values(finish.psyche.tool_call_problems), Object.values(plain.psyche.tool_call_problems), "the same ones");
+});
