@@ -1,5 +1,5 @@
 // The Hono app: every route, one error shape, the body limit and the API key.
-import { Hono } from "hono";
+import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { HttpDeps } from "./deps.js";
@@ -12,6 +12,7 @@ import { turnRoutes } from "./routes/turns.js";
 import { memoryRoutes } from "./routes/memories.js";
 import { emotionRoutes } from "./routes/emotion.js";
 import { embeddingRoutes } from "./routes/embeddings.js";
+import { dreamRoutes } from "./routes/dreams.js";
 
 export function createApp(deps: HttpDeps): Hono {
   const app = new Hono();
@@ -35,24 +36,25 @@ export function createApp(deps: HttpDeps): Hono {
 
   if (deps.apiKey) {
     const expected = `Bearer ${deps.apiKey}`;
-    app.use("/v1/*", async (c, next) => {
+    const requireKey = async (c: Context, next: Next) => {
       if (c.req.header("authorization") !== expected) {
         throw new ApiError(401, "authentication_error", "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY>", { code: "invalid_api_key" });
       }
       await next();
-    });
+    };
+    app.use("/v1/*", requireKey);
+    app.use("/dream/*", requireKey);
   }
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: deps.bodyLimit,
-      onError: () => {
-        throw new ApiError(413, "invalid_request_error", `The request body is larger than ${deps.bodyLimit} bytes (PSYCHE_BODY_LIMIT)`, {
-          code: "request_too_large",
-        });
-      },
-    }),
-  );
+  const limit = bodyLimit({
+    maxSize: deps.bodyLimit,
+    onError: () => {
+      throw new ApiError(413, "invalid_request_error", `The request body is larger than ${deps.bodyLimit} bytes (PSYCHE_BODY_LIMIT)`, {
+        code: "request_too_large",
+      });
+    },
+  });
+  app.use("/v1/*", limit);
+  app.use("/dream/*", limit);
 
   app.route("/", healthRoutes(deps));
   app.route("/", modelRoutes(deps));
@@ -61,5 +63,6 @@ export function createApp(deps: HttpDeps): Hono {
   app.route("/", memoryRoutes(deps));
   app.route("/", emotionRoutes(deps));
   app.route("/", embeddingRoutes(deps));
+  app.route("/", dreamRoutes(deps));
   return app;
 }

@@ -49,6 +49,8 @@ export interface GenerateRequest {
   toolChoice?: ToolChoice | undefined;
   /** false: at most one call per reply. */
   parallelToolCalls?: boolean | undefined;
+  /** Which context sequence: dreams have their own, so they neither see nor evict a chat's cache. */
+  sequence?: "chat" | "dream" | undefined;
 }
 
 export type GenerateFinish = "stop" | "length" | "cancelled" | "tool_calls";

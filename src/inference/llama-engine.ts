@@ -74,7 +74,7 @@ export function toChatHistory(messages: readonly PromptMessage[], partialRespons
 export class LlamaEngine implements InferenceEngine {
   readonly modelName: string;
   private readonly chatWrapper: ChatWrapper;
-  private chat: LlamaChat | undefined;
+  private readonly chats = new Map<"chat" | "dream", LlamaChat>();
   private queue: Promise<unknown> = Promise.resolve();
   /** While set, the next generation must open with a function call (tool_choice required/named). */
   private forcing = false;
@@ -102,9 +102,13 @@ export class LlamaEngine implements InferenceEngine {
     return this.options.model.tokenizer;
   }
 
-  private chatSession(): LlamaChat {
-    this.chat ??= new LlamaChat({ contextSequence: this.context.getSequence(), chatWrapper: this.chatWrapper });
-    return this.chat;
+  private chatSession(sequence: "chat" | "dream" = "chat"): LlamaChat {
+    let chat = this.chats.get(sequence);
+    if (!chat) {
+      chat = new LlamaChat({ contextSequence: this.context.getSequence(), chatWrapper: this.chatWrapper });
+      this.chats.set(sequence, chat);
+    }
+    return chat;
   }
 
   countTokens(text: string): number {
@@ -158,7 +162,7 @@ export class LlamaEngine implements InferenceEngine {
         },
       };
       const generation = functions
-        ? this.chatSession().generateResponse(history, {
+        ? this.chatSession(request.sequence).generateResponse(history, {
             ...common,
             functions,
             ...(request.parallelToolCalls === false ? { maxParallelFunctionCalls: 1 } : {}),
@@ -171,7 +175,7 @@ export class LlamaEngine implements InferenceEngine {
               }
             },
           })
-        : this.chatSession().generateResponse(history, common);
+        : this.chatSession(request.sequence).generateResponse(history, common);
       // Stopping a forced call once its arguments are whole throws node-llama-cpp's abort
       // (nothing was generated as text); the call is what was wanted.
       const result = await generation.catch((err: unknown) => {
@@ -200,7 +204,7 @@ export class LlamaEngine implements InferenceEngine {
 
   async dispose(): Promise<void> {
     await this.queue;
-    this.chat?.dispose();
+    for (const chat of this.chats.values()) chat.dispose();
     await this.context.dispose();
     await this.options.model.dispose();
   }

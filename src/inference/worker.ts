@@ -8,11 +8,14 @@ import type { Pool } from "../db/pool.js";
 import { heartbeat, markWorkerStopped, registerWorker } from "../db/sql/workers.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { Doorbell } from "../jobs/doorbell.js";
-import { INFERENCE_QUEUE, InferenceJobSchema } from "../jobs/queue.js";
+import { type DreamJob, INFERENCE_QUEUE, InferenceJobSchema } from "../jobs/queue.js";
 import { reclaimOrphanedTurns } from "../jobs/reclaim.js";
 import { HandOff, runTurn } from "../conversation/run-turn.js";
 import type { InferenceEngine } from "./engine.js";
 import type { Recall } from "../memory/recall.js";
+import type { Memory } from "../memory/memory.js";
+import type { MoodKeeper } from "../mood/mood-keeper.js";
+import { DREAM_SIGNAL, runDream, Wake } from "../dreams/dream.js";
 import type { ServerTools } from "../memory/memory-tools.js";
 
 export interface InferenceWorkerDeps {
@@ -24,6 +27,9 @@ export interface InferenceWorkerDeps {
   persona: string;
   /** Mood and memories for each turn's prompt. */
   recall?: Recall | undefined;
+  /** For dreams: significant ones become memories, and they move the mood. */
+  memory?: Memory | undefined;
+  mood?: MoodKeeper | undefined;
   /** Psyche's own tools, offered in every turn. */
   serverTools?: ServerTools | undefined;
   serverToolIterations?: number | undefined;
@@ -94,6 +100,10 @@ export class InferenceWorker {
       return;
     }
     this.current = new AbortController();
+    if (parsed.data.kind === "dream") {
+      await this.dream(job.id, parsed.data, this.current);
+      return;
+    }
     try {
       const outcome = await runTurn({ ...this.deps, workerId: this.id }, parsed.data.turnId, job.id, this.current.signal);
       this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
@@ -103,6 +113,27 @@ export class InferenceWorker {
       }
       await this.deps.boss.complete(INFERENCE_QUEUE, job.id);
     } finally {
+      this.current = undefined;
+    }
+  }
+
+  /**
+   * Dreams until done or woken: any chat signal aborts the dream at its next token (the
+   * journal keeps what it had), and the loop then fetches the chat, which outranks dreams.
+   */
+  private async dream(jobId: string, job: DreamJob, controller: AbortController): Promise<void> {
+    const unsubscribe = this.deps.bus.subscribe(Channel.jobs, (payload) => {
+      if (payload !== DREAM_SIGNAL && !controller.signal.aborted) controller.abort(new Wake());
+    });
+    try {
+      const { status } = await runDream({ ...this.deps, memory: this.deps.memory, mood: this.deps.mood }, jobId, job, controller.signal);
+      this.outcomes.set(`dream-${status}`, (this.outcomes.get(`dream-${status}`) ?? 0) + 1);
+      await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
+    } catch (err) {
+      this.deps.log.error({ err, jobId }, "dream failed");
+      await this.deps.boss.fail(INFERENCE_QUEUE, jobId, { error: (err as Error).message }).catch(() => undefined);
+    } finally {
+      unsubscribe();
       this.current = undefined;
     }
   }

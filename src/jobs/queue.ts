@@ -21,7 +21,14 @@ export const Priority = {
 
 export const ChatJobSchema = z.object({ kind: z.literal("chat"), turnId: z.string().uuid() });
 export type ChatJob = z.infer<typeof ChatJobSchema>;
-export const InferenceJobSchema = z.discriminatedUnion("kind", [ChatJobSchema]);
+export const DreamJobSchema = z.object({
+  kind: z.literal("dream"),
+  focus: z.string().max(500).nullish(),
+  /** Token budget of this dream. */
+  maxTokens: z.number().int().positive().max(8192).default(512),
+});
+export type DreamJob = z.infer<typeof DreamJobSchema>;
+export const InferenceJobSchema = z.discriminatedUnion("kind", [ChatJobSchema, DreamJobSchema]);
 export type InferenceJob = z.infer<typeof InferenceJobSchema>;
 
 export const RememberTurnJobSchema = z.object({ kind: z.literal("remember-turn"), turnId: z.string().uuid() });

@@ -120,6 +120,11 @@ export class Memory {
     return ranked;
   }
 
+  /** Affect and significance of a text (in the scoring thread), without storing it. */
+  score(text: string, toolCalls = 0): Promise<{ valence: number; arousal: number; importance: number }> {
+    return this.deps.scorer.score({ text, toolCalls });
+  }
+
   get(id: string): Promise<MemoryRow | undefined> {
     return getMemory(this.deps.pool, id);
   }

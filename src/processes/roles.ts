@@ -79,6 +79,8 @@ export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine:
   const recall = new MemoryRecall({ ...mem, log: s.log, budgetTokens: s.config.recallPromptTokens, countTokens: (text) => engine.countTokens(text) });
   const worker = new InferenceWorker({
     recall,
+    memory: mem.memory,
+    mood: mem.mood,
     serverTools: s.config.memoryTools ? new MemoryTools(mem.memory) : undefined,
     serverToolIterations: s.config.toolIterations,
     pool: db.pool,

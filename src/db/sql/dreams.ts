@@ -1,0 +1,55 @@
+import type { Queryable } from "../pool.js";
+
+export interface DreamRow {
+  id: string;
+  kind: "dream" | "reflect" | "idle";
+  status: "dreaming" | "done" | "interrupted" | "failed";
+  job_id: string | null;
+  focus: string | null;
+  started_at: Date;
+  ended_at: Date | null;
+  seed_memory_ids: string[];
+  content: string;
+  significance: number | null;
+  valence: number | null;
+  arousal: number | null;
+  was_interrupted: boolean;
+  wake_latency_ms: number | null;
+  tokens: number;
+  model: string;
+  error: string | null;
+}
+
+export async function startDream(db: Queryable, d: { id: string; jobId: string; focus: string | null; seedMemoryIds: string[]; model: string }): Promise<void> {
+  await db.query(`insert into dream_journal (id, job_id, focus, seed_memory_ids, model) values ($1, $2, $3, $4::uuid[], $5)`, [d.id, d.jobId, d.focus, d.seedMemoryIds, d.model]);
+}
+
+export async function endDream(
+  db: Queryable,
+  id: string,
+  r: { status: "done" | "interrupted" | "failed"; content: string; tokens: number; significance: number | null; valence: number | null; arousal: number | null; wakeLatencyMs: number | null; error?: string | null },
+): Promise<void> {
+  await db.query(
+    `update dream_journal set status = $2, content = $3, tokens = $4, significance = $5, valence = $6, arousal = $7,
+       was_interrupted = ($2 = 'interrupted'), wake_latency_ms = $8, error = $9, ended_at = now() where id = $1`,
+    [id, r.status, r.content, r.tokens, r.significance, r.valence, r.arousal, r.wakeLatencyMs, r.error ?? null],
+  );
+}
+
+export async function recentDreams(db: Queryable, limit: number): Promise<DreamRow[]> {
+  const res = await db.query<DreamRow>(`select * from dream_journal order by started_at desc limit $1`, [limit]);
+  return res.rows;
+}
+
+/** Dream seeds: the most recent, the most important, and a few at random. */
+export async function dreamSeeds(db: Queryable, each: number): Promise<{ id: string; content: string }[]> {
+  const res = await db.query<{ id: string; content: string }>(
+    `(select id, content from memories where deleted_at is null and kind <> 'dream' order by created_at desc limit $1)
+     union
+     (select id, content from memories where deleted_at is null and kind <> 'dream' order by importance desc limit $1)
+     union
+     (select id, content from memories where deleted_at is null order by random() limit $1)`,
+    [each],
+  );
+  return res.rows;
+}

@@ -1,0 +1,74 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of raw fetch responses */
+// Dreams on the real stack and the tiny model: a queued dream runs on its own sequence and is
+// journaled; a chat that arrives mid-dream wakes it at the next token, the journal keeps the
+// partial dream, and the chat completes.
+import t from "tap";
+import OpenAI from "openai";
+import { startPsyche } from "../helpers/psyche.js";
+
+const psyche = await startPsyche(t, { recallPromptTokens: 0 });
+const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
+const post = async (path: string, body: unknown) => {
+  const res = await fetch(`${psyche.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+};
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+const journal = async (jobId: string) => (await psyche.db.pool.query("select * from dream_journal where job_id = $1", [jobId])).rows[0];
+
+t.test("a dream runs to its budget and is journaled; it moves the mood", async (t) => {
+  await psyche.mem.memory.remember({ kind: "semantic", content: "The garden was full of sunflowers this summer", sourceKind: "api" });
+  const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 40, focus: "the garden" });
+  t.equal(queued.status, 202);
+  const id = queued.body.data[0].id;
+  const row = await until("the dream to end", async () => {
+    const r = await journal(id);
+    return r?.status === "done" ? r : undefined;
+  });
+  t.match(row, { status: "done", was_interrupted: false, tokens: 40, focus: "the garden", model: "tiny", wake_latency_ms: null });
+  t.ok(row.content.length > 0);
+  t.equal(row.seed_memory_ids.length, 1, "seeded with the one memory there is");
+  t.type(row.significance, "number");
+  const mood = await until("the dream's mood change", async () => (await psyche.db.pool.query("select 1 from emotion_log where cause = 'dream' and source_id = $1", [row.id])).rows[0]);
+  t.ok(mood);
+  const listed = (await (await fetch(`${psyche.url}/dream/journal?limit=5`)).json()) as any;
+  t.equal(listed.data[0].id, row.id);
+});
+
+t.test("a chat wakes a dream at its next token; the partial dream is kept; the chat completes", async (t) => {
+  const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 3000 });
+  const id = queued.body.data[0].id;
+  await until("the dream to start", async () => (await journal(id))?.status === "dreaming" || undefined);
+  await new Promise((r) => setTimeout(r, 300));
+  const chat = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "wake up" }], max_tokens: 8 });
+  t.equal(chat.choices[0]!.finish_reason, "length", "the chat completed");
+  const row = await until("the journal entry", async () => {
+    const r = await journal(id);
+    return r && r.status !== "dreaming" ? r : undefined;
+  });
+  t.equal(row.status, "interrupted");
+  t.equal(row.was_interrupted, true);
+  t.ok(row.tokens > 0 && row.tokens < 3000, `dreamt ${row.tokens} tokens before waking`);
+  t.ok(row.content.length > 0, "the partial dream is kept");
+  t.ok(row.wake_latency_ms >= 0 && row.wake_latency_ms < 1000, `woke in ${row.wake_latency_ms} ms`);
+  const job = await psyche.db.pool.query("select state from pgboss.job where id = $1", [id]);
+  t.equal(job.rows[0].state, "completed", "an interrupted dream is not retried");
+});
+
+t.test("bad dream requests: OpenAI's error shape, nothing queued", async (t) => {
+  const before = (await psyche.db.pool.query("select count(*)::int as n from pgboss.job")).rows[0].n;
+  for (const body of [{ kind: "nap" }, { kind: "dream", count: 0 }, { kind: "dream", count: 21 }, { kind: "dream", max_tokens: -1 }, { kind: "dream", extra: 1 }]) {
+    const res = await post("/dream/jobs", body);
+    t.equal(res.status, 400, JSON.stringify(body));
+    t.match(res.body.error, { type: "invalid_request_error", message: String });
+  }
+  t.equal((await fetch(`${psyche.url}/dream/journal?limit=0`)).status, 400);
+  t.equal((await psyche.db.pool.query("select count(*)::int as n from pgboss.job")).rows[0].n, before);
+});
