@@ -62,6 +62,37 @@ t.test("a chat wakes a dream at its next token; the partial dream is kept; the c
   t.equal(job.rows[0].state, "completed", "an interrupted dream is not retried");
 });
 
+t.test("status follows the dream; POST /dream/wake wakes it", async (t) => {
+  const status = async () => ((await (await fetch(`${psyche.url}/dream/status`)).json()) as any);
+  t.equal((await status()).state, "awake", "a chat just ended");
+  const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 3000, focus: "sunflowers" });
+  const id = queued.body.data[0].id;
+  await until("the dream to start", async () => (await journal(id))?.status === "dreaming" || undefined);
+  t.match(await status(), { state: "dreaming", focus: "sunflowers", dream_id: String });
+  const woke = await post("/dream/wake", {});
+  t.match(woke.body, { was: "dreaming" });
+  const row = await until("the dream to stop", async () => {
+    const r = await journal(id);
+    return r && r.status !== "dreaming" ? r : undefined;
+  });
+  t.equal(row.status, "interrupted");
+  t.ok(row.wake_latency_ms < 1000);
+  t.not((await status()).state, "dreaming");
+});
+
+t.test("the journal views", async (t) => {
+  const q = async (sql: string) => (await psyche.db.pool.query(sql)).rows;
+  const recent = await q("select status, excerpt from dream_recent");
+  t.ok(recent.length >= 3);
+  t.ok((await q("select kept from dream_interrupted")).length >= 2);
+  const days = await q("select dreams, interrupted from dreams_per_day");
+  t.ok(days[0].dreams >= 3 && days[0].interrupted >= 2);
+  const [seed] = await q("select id from memories where content like 'The garden%'");
+  await psyche.mem.memory.remember({ kind: "insight", content: "Summers in the garden make me glad", sourceKind: "dream", citations: [seed.id] });
+  const insights = await q("select insight, source from insights_with_sources where insight like 'Summers%'");
+  t.same(insights, [{ insight: "Summers in the garden make me glad", source: "The garden was full of sunflowers this summer" }]);
+});
+
 t.test("bad dream requests: OpenAI's error shape, nothing queued", async (t) => {
   const before = (await psyche.db.pool.query("select count(*)::int as n from pgboss.job")).rows[0].n;
   for (const body of [{ kind: "nap" }, { kind: "dream", count: 0 }, { kind: "dream", count: 21 }, { kind: "dream", max_tokens: -1 }, { kind: "dream", extra: 1 }]) {

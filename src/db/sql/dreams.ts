@@ -53,3 +53,28 @@ export async function dreamSeeds(db: Queryable, each: number): Promise<{ id: str
   );
   return res.rows;
 }
+
+export interface DreamState {
+  state: "sleeping" | "dreaming" | "waking" | "awake";
+  since: Date | null;
+  focus: string | null;
+  dream_id: string | null;
+}
+
+/**
+ * Seed 003's states, from the tables (any web process can tell): dreaming while a journal
+ * entry is open, waking when a chat has been queued since it began, awake within
+ * `awakeSeconds` of the last turn, otherwise sleeping.
+ */
+export async function dreamState(db: Queryable, awakeSeconds: number): Promise<DreamState> {
+  const res = await db.query<{ dream_id: string | null; dream_started: Date | null; focus: string | null; last_turn: Date | null; chat_waiting: boolean }>(
+    `select d.id as dream_id, d.started_at as dream_started, d.focus,
+       (select max(coalesce(finished_at, created_at)) from turns) as last_turn,
+       exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= d.started_at) as chat_waiting
+     from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' order by started_at desc limit 1) d on true`,
+  );
+  const r = res.rows[0]!;
+  if (r.dream_id) return { state: r.chat_waiting ? "waking" : "dreaming", since: r.dream_started, focus: r.focus, dream_id: r.dream_id };
+  const awake = r.last_turn !== null && Date.now() - r.last_turn.getTime() < awakeSeconds * 1000;
+  return { state: awake ? "awake" : "sleeping", since: r.last_turn, focus: null, dream_id: null };
+}

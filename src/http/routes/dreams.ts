@@ -3,7 +3,7 @@
 import { Hono } from "hono";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { recentDreams } from "../../db/sql/dreams.js";
+import { dreamState, recentDreams } from "../../db/sql/dreams.js";
 import { DREAM_SIGNAL } from "../../dreams/dream.js";
 import { Channel } from "../../jobs/bus.js";
 import { type DreamJob, INFERENCE_QUEUE, Priority } from "../../jobs/queue.js";
@@ -17,6 +17,10 @@ const DreamJobsRequestSchema = z.strictObject({
   focus: z.string().trim().min(1).max(500).optional(),
   max_tokens: z.number().int().positive().max(8192).default(512),
 });
+
+/** After a turn, Psyche counts as awake this long. */
+const AWAKE_SECONDS = 60;
+const WAKE_SIGNAL = "wake";
 
 const JournalQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(200).default(20) });
 
@@ -36,6 +40,15 @@ export function dreamRoutes(deps: HttpDeps): Hono {
     }
     deps.bus.notify(Channel.jobs, DREAM_SIGNAL);
     return c.json({ object: "list", data: ids.map((id) => ({ object: "dream.job", id, kind: "dream", status: "queued" })) }, 202);
+  });
+
+  app.get("/dream/status", async (c) => c.json({ object: "dream.status", ...(await dreamState(deps.pool, AWAKE_SECONDS)) }));
+
+  // Wakes a running dream in this process's worker (and, where LISTEN/NOTIFY reaches, any).
+  app.post("/dream/wake", async (c) => {
+    const before = await dreamState(deps.pool, AWAKE_SECONDS);
+    deps.bus.notify(Channel.jobs, WAKE_SIGNAL);
+    return c.json({ object: "dream.wake", was: before.state, dream_id: before.dream_id });
   });
 
   app.get("/dream/journal", async (c) => {
