@@ -75,6 +75,15 @@ export const ConfigSchema = z.object({
   memoryTools: bool.default(true),
   /** Generations one turn may make around Psyche's own tool calls. */
   toolIterations: positiveInt.max(20).default(5),
+  /** Dream after this many seconds without a request; 0: only dreams queued through the API. */
+  dreamDelaySeconds: nonNegativeInt.default(300),
+  /** Seconds between the end of one self-started dream and the start of the next. */
+  dreamCooldownSeconds: nonNegativeInt.default(600),
+  /** No dream starts within this many seconds of any request (a client reconnecting). */
+  wakeLockSeconds: nonNegativeInt.default(5),
+  /** A dream's budget: tokens, and seconds. */
+  dreamMaxTokens: positiveInt.max(8192).default(512),
+  dreamMaxSeconds: positiveInt.default(120),
   /** The mood's resting point. */
   moodBaselineValence: signedUnit.default(0.1),
   moodBaselineArousal: signedUnit.default(-0.1),
@@ -120,6 +129,11 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   memoryPurgeAfterSeconds: "PSYCHE_MEMORY_PURGE_AFTER_SECONDS",
   memoryTools: "PSYCHE_MEMORY_TOOLS",
   toolIterations: "PSYCHE_TOOL_ITERATIONS",
+  dreamDelaySeconds: "PSYCHE_DREAM_DELAY_SECONDS",
+  dreamCooldownSeconds: "PSYCHE_DREAM_COOLDOWN_SECONDS",
+  wakeLockSeconds: "PSYCHE_WAKE_LOCK_SECONDS",
+  dreamMaxTokens: "PSYCHE_DREAM_MAX_TOKENS",
+  dreamMaxSeconds: "PSYCHE_DREAM_MAX_SECONDS",
   moodBaselineValence: "PSYCHE_MOOD_BASELINE_VALENCE",
   moodBaselineArousal: "PSYCHE_MOOD_BASELINE_AROUSAL",
   moodHalfLifeMinutes: "PSYCHE_MOOD_HALF_LIFE_MINUTES",

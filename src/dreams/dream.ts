@@ -13,6 +13,11 @@ import type { MoodKeeper } from "../mood/mood-keeper.js";
 /** The payload of the jobs signal for a queued dream (which must not wake a running one). */
 export const DREAM_SIGNAL = "dream";
 
+/** The reason a dream's signal is aborted when it reaches its time budget: it ends as done. */
+export class DreamTimeUp extends Error {
+  override name = "DreamTimeUp";
+}
+
 /** The reason a dream's signal is aborted when a chat arrives. */
 export class Wake extends Error {
   override name = "Wake";
@@ -55,7 +60,7 @@ export async function runDream(deps: DreamDeps, jobId: string, job: DreamJob, si
   }
   const woken = signal.aborted && signal.reason instanceof Wake;
   const wakeLatencyMs = woken ? performance.now() - (signal.reason as Wake).at : null;
-  const status = signal.aborted ? "interrupted" : "done";
+  const status = signal.aborted && !(signal.reason instanceof DreamTimeUp) ? "interrupted" : "done";
   // Significance and affect in the scoring thread; a significant dream becomes a memory.
   const scored = deps.memory && result.text.trim() ? await deps.memory.score(result.text) : undefined;
   await endDream(deps.pool, journalId, {

@@ -15,7 +15,7 @@ import type { InferenceEngine } from "./engine.js";
 import type { Recall } from "../memory/recall.js";
 import type { Memory } from "../memory/memory.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
-import { DREAM_SIGNAL, runDream, Wake } from "../dreams/dream.js";
+import { DREAM_SIGNAL, DreamTimeUp, runDream, Wake } from "../dreams/dream.js";
 import type { ServerTools } from "../memory/memory-tools.js";
 
 export interface InferenceWorkerDeps {
@@ -27,6 +27,8 @@ export interface InferenceWorkerDeps {
   persona: string;
   /** Mood and memories for each turn's prompt. */
   recall?: Recall | undefined;
+  /** A dream's time budget (ms). Default 120 s. */
+  dreamMaxMs?: number | undefined;
   /** For dreams: significant ones become memories, and they move the mood. */
   memory?: Memory | undefined;
   mood?: MoodKeeper | undefined;
@@ -125,6 +127,7 @@ export class InferenceWorker {
     const unsubscribe = this.deps.bus.subscribe(Channel.jobs, (payload) => {
       if (payload !== DREAM_SIGNAL && !controller.signal.aborted) controller.abort(new Wake());
     });
+    const timeUp = setTimeout(() => controller.abort(new DreamTimeUp()), this.deps.dreamMaxMs ?? 120_000);
     try {
       const { status } = await runDream({ ...this.deps, memory: this.deps.memory, mood: this.deps.mood }, jobId, job, controller.signal);
       this.outcomes.set(`dream-${status}`, (this.outcomes.get(`dream-${status}`) ?? 0) + 1);
@@ -133,6 +136,7 @@ export class InferenceWorker {
       this.deps.log.error({ err, jobId }, "dream failed");
       await this.deps.boss.fail(INFERENCE_QUEUE, jobId, { error: (err as Error).message }).catch(() => undefined);
     } finally {
+      clearTimeout(timeUp);
       unsubscribe();
       this.current = undefined;
     }

@@ -15,6 +15,7 @@ import type { MemoryServices } from "./memory-services.js";
 import { MemoryRecall } from "../memory/recall.js";
 import { MemoryWorker } from "../memory/memory-worker.js";
 import { MemoryTools } from "../memory/memory-tools.js";
+import { DreamScheduler } from "../dreams/scheduler.js";
 
 export interface Shared {
   config: Config;
@@ -81,6 +82,7 @@ export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine:
     recall,
     memory: mem.memory,
     mood: mem.mood,
+    dreamMaxMs: s.config.dreamMaxSeconds * 1000,
     serverTools: s.config.memoryTools ? new MemoryTools(mem.memory) : undefined,
     serverToolIterations: s.config.toolIterations,
     pool: db.pool,
@@ -93,6 +95,20 @@ export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine:
     heartbeatMs: s.config.heartbeatMs,
   });
   await worker.start();
+  const { config } = s;
+  const scheduler = new DreamScheduler({
+    ...db,
+    log: s.log,
+    everyMs: Math.max(250, Math.min(5000, config.dreamDelaySeconds * 250)),
+    schedule: {
+      delaySeconds: config.dreamDelaySeconds,
+      cooldownSeconds: config.dreamCooldownSeconds,
+      wakeLockSeconds: config.wakeLockSeconds,
+      maxTokens: config.dreamMaxTokens,
+    },
+  });
+  scheduler.start();
+  s.stack.push("dream scheduler", () => scheduler.stop());
   s.stack.push("inference worker", () => worker.stop(s.config.shutdownGraceSeconds * 1000));
   return worker;
 }

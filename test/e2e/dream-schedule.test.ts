@@ -1,0 +1,53 @@
+// Dreaming by itself: after a quiet spell, one dream at a time, a cooldown, a time budget, and
+// a chat always wins. The real stack and the tiny model.
+import t from "tap";
+import OpenAI from "openai";
+import { startPsyche } from "../helpers/psyche.js";
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+t.test("quiet, it dreams; a chat wakes it; the cooldown keeps it from dreaming again", async (t) => {
+  const psyche = await startPsyche(t, { recallPromptTokens: 0, dreamDelaySeconds: 1, wakeLockSeconds: 1, dreamCooldownSeconds: 3600, dreamMaxTokens: 3000 });
+  const pool = psyche.db.pool;
+  const dreaming = await until("a dream to start by itself", async () => (await pool.query("select id, job_id from dream_journal where status = 'dreaming'")).rows[0]);
+  const job = await pool.query("select priority, data from pgboss.job where id = $1", [dreaming.job_id]);
+  t.match(job.rows[0], { priority: 20, data: { kind: "dream", maxTokens: 3000 } });
+  const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
+  const chat = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hello" }], max_tokens: 4 });
+  t.equal(chat.choices[0]!.finish_reason, "length");
+  const ended = await until("the dream to stop", async () => {
+    const r = (await pool.query("select status, wake_latency_ms from dream_journal where id = $1", [dreaming.id])).rows[0];
+    return r.status === "dreaming" ? undefined : r;
+  });
+  t.equal(ended.status, "interrupted");
+  await sleep(2500);
+  t.equal((await pool.query("select count(*)::int as n from dream_journal")).rows[0].n, 1, "no second dream within the cooldown");
+});
+
+t.test("no dream within the delay after a request; one after it; the time budget ends a dream as done", async (t) => {
+  const psyche = await startPsyche(t, { recallPromptTokens: 0, dreamDelaySeconds: 2, wakeLockSeconds: 1, dreamCooldownSeconds: 0, dreamMaxTokens: 3000, dreamMaxSeconds: 1 });
+  const pool = psyche.db.pool;
+  const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
+  // Keep it awake past start-up, then go quiet.
+  await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
+  const quietFrom = Date.now();
+  await sleep(1000);
+  t.equal((await pool.query("select count(*)::int as n from dream_journal")).rows[0].n, 0, "nothing within the delay");
+  const first = await until("a dream after the delay", async () => (await pool.query("select id, started_at from dream_journal order by started_at limit 1")).rows[0]);
+  t.ok(first.started_at.getTime() - quietFrom >= 1900, "it waited for the delay");
+  const ended = await until("the time budget", async () => {
+    const r = (await pool.query("select status, was_interrupted, tokens, ended_at - started_at as took from dream_journal where id = $1", [first.id])).rows[0];
+    return r.status === "dreaming" ? undefined : r;
+  });
+  t.match(ended, { status: "done", was_interrupted: false });
+  t.ok(ended.tokens > 0 && ended.tokens < 3000, `stopped by time after ${ended.tokens} tokens`);
+});
