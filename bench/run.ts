@@ -10,6 +10,7 @@ import { createLogger } from "../src/log.js";
 import { packageRoot } from "../src/paths.js";
 import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
+import { benchWake } from "./wake.js";
 
 const root = packageRoot();
 const dataDir = join(root, ".psyche", "bench");
@@ -26,8 +27,8 @@ if (!existsSync(modelPath)) {
   process.stderr.write(`  done in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
 }
 
-// BENCH_ONLY=stream or memory runs one part, keeping the other's last results; BENCH_ONLY=table
-// only rewrites the tables from bench/results/latest.json.
+// BENCH_ONLY=stream, memory or wake runs one part, keeping the others' last results;
+// BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
 const only = process.env.BENCH_ONLY;
 const previous = existsSync(join(root, "bench", "results", "latest.json")) ? JSON.parse(readFileSync(join(root, "bench", "results", "latest.json"), "utf8")) : {};
 const log = createLogger("warn");
@@ -36,7 +37,8 @@ const cores = availableParallelism();
 const streamFlags = { dataDir, port: 0, dbPort: 0, logLevel: "warn", quiet: true, embeddingModel: "builtin", embeddingThreads: 1, recallPromptTokens: 0, memoryTools: false };
 
 let measured = previous.measured ?? [];
-if (only !== "memory" && only !== "table") {
+const part = (name: "stream" | "memory" | "wake") => !only || only === name;
+if (part("stream")) {
   measured = [];
   // On a small machine the model's threads and the server's one JS thread compete: measure
   // with every core (the default) and with one core left to the server.
@@ -56,8 +58,18 @@ if (only !== "memory" && only !== "table") {
   measured.push({ model: "psyche-tiny", threads: 1, stream: await benchStreamVsRaw(config, log, engine, tinyRuns, maxTokens, ttftRuns) });
 }
 
+let wake = previous.wake;
+if (part("wake")) {
+  // Dreams on the bench model; the dream scheduler off, so only the benchmark's dreams run.
+  const trials = Number(process.env.BENCH_WAKE_TRIALS ?? 20);
+  const config = loadConfig({ ...streamFlags, dataDir: join(dataDir, "wake"), model: modelPath, threads: cores, dreamDelaySeconds: 0 }, {});
+  const engine = await createLlamaEngine(config, log);
+  process.stderr.write(`wake: ${trials} trials\n`);
+  wake = { date: new Date().toISOString(), model: BENCH_SHAPE.name, threads: cores, ...(await benchWake(config, log, engine, trials)) };
+}
+
 let memory = previous.memory;
-if (only !== "stream" && only !== "table") {
+if (part("memory")) {
   const sizes = (process.env.BENCH_MEMORY_SIZES ?? "10000,100000").split(",").map(Number);
   const queries = Number(process.env.BENCH_SEARCH_QUERIES ?? 200);
   const base = loadConfig({ ...streamFlags, model: "tiny", threads: 1, embeddingThreads: cores }, {});
@@ -73,10 +85,10 @@ if (only !== "stream" && only !== "table") {
 }
 
 const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const keepStream = only === "memory" || only === "table";
+const keepStream = !part("stream");
 const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
 const meta = keepStream && previous.runs ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns } : { runs, maxTokens, ttftRuns };
-const results = { date: streamDate, machine, ...meta, measured, memory };
+const results = { date: streamDate, machine, ...meta, measured, memory, wake };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
@@ -109,6 +121,20 @@ if (memory) {
     ),
   );
 }
+const wakeTable: string[] = [];
+if (wake) {
+  const ms = (s: { p50: number; p95: number; max: number }) => `${f1(s.p50)} / ${f1(s.p95)} / ${f1(s.max)}`;
+  wakeTable.push(
+    "",
+    `Dreams, measured ${String(wake.date).slice(0, 10)} on ${wake.model} with ${wake.threads} threads, ${wake.trials} trials: a chat arrives at a random moment 0.2–1 s into a dream. Wake latency runs from the worker's receipt of the chat's signal to the dream's generation stopped.`,
+    "",
+    "| measure | p50 / p95 / max (ms) | target | met |",
+    "| --- | --- | --- | --- |",
+    `| wake latency | ${ms(wake.wakeLatencyMs)} | p95 < 100, max < 1000 | ${pass(wake.wakeLatencyMs.p95 < 100 && wake.wakeLatencyMs.max < 1000)} |`,
+    `| chat time to first token, worker idle | ${ms(wake.ttftIdleMs)} | | |`,
+    `| chat time to first token, dream running | ${ms(wake.ttftDreamingMs)} | p95 grows < 100 ms | ${pass(wake.ttftGrowthP95Ms < 100)} (${signed(wake.ttftGrowthP95Ms)} ms) |`,
+  );
+}
 const table = [
   `Measured ${results.date.slice(0, 10)} on ${machine}; random-weight models, raw and HTTP alternating, the client in its own thread. Decode rates: medians of ${meta.runs} runs of ${meta.maxTokens} tokens per bench-model row (${3 * meta.runs} for the tiny model). Time to first token: ${meta.ttftRuns} pairs of one-token replies per row; the result is the median of paired differences (each HTTP run minus the raw run just before it), with their interquartile range.`,
   "",
@@ -116,6 +142,7 @@ const table = [
   "| --- | --- | --- | --- | --- | --- | --- | --- |",
   ...rows,
   ...memoryTable,
+  ...wakeTable,
 ].join("\n");
 writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);
 

@@ -32,6 +32,8 @@ export const ConfigSchema = z.object({
   threads: positiveInt.default(availableParallelism()),
   /** Tokens of context per sequence. */
   contextSize: positiveInt.default(4096),
+  /** Tokens the model reads per batch (unset: node-llama-cpp's default). */
+  batchSize: positiveInt.max(8192).optional(),
   /** Parallel sequences in the model's context (one chat, one dream, ...). */
   sequences: positiveInt.default(2),
   /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
@@ -109,6 +111,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   threads: "PSYCHE_THREADS",
   contextSize: "PSYCHE_CONTEXT_SIZE",
   sequences: "PSYCHE_SEQUENCES",
+  batchSize: "PSYCHE_BATCH_SIZE",
   gpu: "PSYCHE_GPU",
   apiKey: "PSYCHE_API_KEY",
   bodyLimit: "PSYCHE_BODY_LIMIT",

@@ -3,7 +3,7 @@
 // it at the next token, and what it had dreamt so far is kept.
 import { randomUUID } from "node:crypto";
 import type { Pool } from "../db/pool.js";
-import { dreamSeeds, endDream, startDream } from "../db/sql/dreams.js";
+import { dreamSeeds, endDream, scoreDream, startDream } from "../db/sql/dreams.js";
 import type { InferenceEngine } from "../inference/engine.js";
 import type { DreamJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
@@ -36,7 +36,7 @@ export interface DreamDeps {
 export const DREAM_MEMORY_THRESHOLD = 0.3;
 
 export function dreamPrompt(seeds: readonly { content: string }[], focus: string | null | undefined) {
-  const memories = seeds.map((s) => `- ${s.content.replace(/\s+/g, " ").slice(0, 300)}`).join("\n");
+  const memories = seeds.map((s) => `- ${s.content.replace(/\s+/g, " ").slice(0, 120)}`).join("\n");
   return [
     {
       role: "system" as const,
@@ -47,35 +47,45 @@ export function dreamPrompt(seeds: readonly { content: string }[], focus: string
   ];
 }
 
-export async function runDream(deps: DreamDeps, jobId: string, job: DreamJob, signal: AbortSignal): Promise<{ journalId: string; status: "done" | "interrupted" }> {
+export async function runDream(
+  deps: DreamDeps,
+  jobId: string,
+  job: DreamJob,
+  signal: AbortSignal,
+): Promise<{ journalId: string; status: "done" | "interrupted"; afterwards: Promise<void> }> {
   const journalId = randomUUID();
-  const seeds = await dreamSeeds(deps.pool, 3);
+  // Few, short seeds: a dream still reading its prompt wakes late (see the README's benchmark).
+  const seeds = await dreamSeeds(deps.pool, 2);
   await startDream(deps.pool, { id: journalId, jobId, focus: job.focus ?? null, seedMemoryIds: seeds.map((s) => s.id), model: deps.engine.modelName });
-  let result;
+  let result: { text: string; completionTokens: number };
   try {
     result = await deps.engine.generate({ messages: dreamPrompt(seeds, job.focus), maxTokens: job.maxTokens, temperature: 1.2, sequence: "dream", signal });
   } catch (err) {
-    await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });
-    throw err;
+    if (!signal.aborted) {
+      await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });
+      throw err;
+    }
+    // Woken (or out of time) while still reading its prompt: nothing dreamt yet, not a failure.
+    result = { text: "", completionTokens: 0 };
   }
   const woken = signal.aborted && signal.reason instanceof Wake;
   const wakeLatencyMs = woken ? performance.now() - (signal.reason as Wake).at : null;
   const status = signal.aborted && !(signal.reason instanceof DreamTimeUp) ? "interrupted" : "done";
-  // Significance and affect in the scoring thread; a significant dream becomes a memory.
-  const scored = deps.memory && result.text.trim() ? await deps.memory.score(result.text) : undefined;
-  await endDream(deps.pool, journalId, {
-    status,
-    content: result.text,
-    tokens: result.completionTokens,
-    significance: scored?.importance ?? null,
-    valence: scored?.valence ?? null,
-    arousal: scored?.arousal ?? null,
-    wakeLatencyMs,
-  });
-  if (scored && deps.memory && scored.importance >= DREAM_MEMORY_THRESHOLD) {
-    await deps.memory.remember({ kind: "dream", content: result.text, importance: scored.importance, sourceKind: "dream", sourceId: journalId, citations: seeds.map((s) => s.id) });
-  }
-  if (scored && deps.mood) await deps.mood.react({ valence: scored.valence, arousal: scored.arousal }, "dream", journalId);
+  await endDream(deps.pool, journalId, { status, content: result.text, tokens: result.completionTokens, significance: null, valence: null, arousal: null, wakeLatencyMs });
   deps.log.info({ journalId, status, tokens: result.completionTokens, wakeLatencyMs }, "dream ended");
-  return { journalId, status };
+  // What the dream meant is worked out after the worker has moved on: a chat that woke it
+  // must not wait for scoring, embedding and the mood.
+  const afterwards = reflectOnDream(deps, journalId, result.text, seeds).catch((err: unknown) => deps.log.warn({ err, journalId }, "scoring the dream failed"));
+  return { journalId, status, afterwards };
+}
+
+/** Significance and affect (scoring thread) into the journal; a significant dream becomes a memory; the mood moves. */
+async function reflectOnDream(deps: DreamDeps, journalId: string, text: string, seeds: readonly { id: string }[]): Promise<void> {
+  if (!deps.memory || !text.trim()) return;
+  const scored = await deps.memory.score(text);
+  await scoreDream(deps.pool, journalId, scored);
+  if (scored.importance >= DREAM_MEMORY_THRESHOLD) {
+    await deps.memory.remember({ kind: "dream", content: text, importance: scored.importance, sourceKind: "dream", sourceId: journalId, citations: seeds.map((s) => s.id) });
+  }
+  if (deps.mood) await deps.mood.react({ valence: scored.valence, arousal: scored.arousal }, "dream", journalId);
 }

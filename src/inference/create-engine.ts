@@ -5,7 +5,10 @@ import { LlamaEngine } from "./llama-engine.js";
 import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
 
 /** Resolves `--model`, loads it with the configured threads and context, once. */
-export async function createLlamaEngine(config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize" | "sequences">, log: Logger): Promise<LlamaEngine> {
+export async function createLlamaEngine(
+  config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize" | "sequences"> & { batchSize?: number | undefined },
+  log: Logger,
+): Promise<LlamaEngine> {
   const path = await resolveModelPath(config.model, config.dataDir);
   const llama = await loadLlama(config.gpu, log);
   const model = await loadModelFile(llama, path);
@@ -17,5 +20,6 @@ export async function createLlamaEngine(config: Pick<Config, "model" | "dataDir"
     threads: config.threads,
     contextSize: config.contextSize,
     sequences: config.sequences,
+    batchSize: config.batchSize,
   });
 }

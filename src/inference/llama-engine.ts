@@ -24,6 +24,8 @@ export interface LlamaEngineOptions {
   threads: number;
   /** Tokens per sequence. */
   contextSize: number;
+  /** Tokens evaluated per batch (node-llama-cpp's default when unset). */
+  batchSize?: number | undefined;
   /** Sequences in the context (chat, dreams, ...). Default 2. */
   sequences?: number;
 }
@@ -94,6 +96,9 @@ export class LlamaEngine implements InferenceEngine {
       contextSize: options.contextSize,
       sequences: options.sequences ?? 2,
       threads: options.threads,
+      // An abort takes effect between batches: smaller ones let a chat wake a dream that is
+      // still reading its prompt sooner.
+      ...(options.batchSize ? { batchSize: options.batchSize } : {}),
     });
     return new LlamaEngine(options, context);
   }

@@ -50,6 +50,8 @@ export class InferenceWorker {
   private current: AbortController | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  /** Dreams' scoring and memory, still running after the worker moved on. */
+  private readonly afterDreams = new Set<Promise<void>>();
   /** Jobs finished since start, by outcome; for /metrics and tests. */
   readonly outcomes = new Map<string, number>();
 
@@ -129,7 +131,9 @@ export class InferenceWorker {
     });
     const timeUp = setTimeout(() => controller.abort(new DreamTimeUp()), this.deps.dreamMaxMs ?? 120_000);
     try {
-      const { status } = await runDream({ ...this.deps, memory: this.deps.memory, mood: this.deps.mood }, jobId, job, controller.signal);
+      const { status, afterwards } = await runDream({ ...this.deps, memory: this.deps.memory, mood: this.deps.mood }, jobId, job, controller.signal);
+      this.afterDreams.add(afterwards);
+      void afterwards.finally(() => this.afterDreams.delete(afterwards));
       this.outcomes.set(`dream-${status}`, (this.outcomes.get(`dream-${status}`) ?? 0) + 1);
       await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
     } catch (err) {
@@ -155,6 +159,7 @@ export class InferenceWorker {
     const timer = setTimeout(() => this.current?.abort(new HandOff("worker shutting down")), graceMs);
     await this.loop;
     clearTimeout(timer);
+    await Promise.allSettled(this.afterDreams);
     await markWorkerStopped(this.deps.pool, this.id).catch(() => undefined);
     this.deps.log.info({ workerId: this.id }, "inference worker stopped");
   }

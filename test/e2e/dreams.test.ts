@@ -35,7 +35,8 @@ t.test("a dream runs to its budget and is journaled; it moves the mood", async (
   t.match(row, { status: "done", was_interrupted: false, tokens: 40, focus: "the garden", model: "tiny", wake_latency_ms: null });
   t.ok(row.content.length > 0);
   t.equal(row.seed_memory_ids.length, 1, "seeded with the one memory there is");
-  t.type(row.significance, "number");
+  const scored = await until("the dream's significance", async () => (await journal(id))?.significance ?? undefined);
+  t.type(scored, "number");
   const mood = await until("the dream's mood change", async () => (await psyche.db.pool.query("select 1 from emotion_log where cause = 'dream' and source_id = $1", [row.id])).rows[0]);
   t.ok(mood);
   const listed = (await (await fetch(`${psyche.url}/dream/journal?limit=5`)).json()) as any;

@@ -36,6 +36,10 @@ export async function endDream(
   );
 }
 
+export async function scoreDream(db: Queryable, id: string, s: { importance: number; valence: number; arousal: number }): Promise<void> {
+  await db.query(`update dream_journal set significance = $2, valence = $3, arousal = $4 where id = $1`, [id, s.importance, s.valence, s.arousal]);
+}
+
 export async function recentDreams(db: Queryable, limit: number): Promise<DreamRow[]> {
   const res = await db.query<DreamRow>(`select * from dream_journal order by started_at desc limit $1`, [limit]);
   return res.rows;

@@ -1,0 +1,79 @@
+// Wake benchmark: a chat arrives while a dream is generating. Wake latency (the worker's
+// receipt of the chat's signal to the dream's generation stopped, from the journal) and the
+// chat's time to first token with a dream running vs with the worker idle, in one run.
+import OpenAI from "openai";
+import type { Config } from "../src/config.js";
+import type { InferenceEngine } from "../src/inference/engine.js";
+import type { Logger } from "../src/log.js";
+import { serve } from "../src/processes/serve.js";
+
+export interface Spread {
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+export interface WakeResult {
+  trials: number;
+  wakeLatencyMs: Spread;
+  ttftIdleMs: Spread;
+  ttftDreamingMs: Spread;
+  /** p95 with a dream running minus p95 idle. */
+  ttftGrowthP95Ms: number;
+}
+
+const spread = (xs: number[]): Spread => {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!;
+  return { p50: at(0.5), p95: at(0.95), max: s[s.length - 1]! };
+};
+
+async function ttft(client: OpenAI, question: string): Promise<number> {
+  const start = performance.now();
+  const stream = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: question }], max_tokens: 2, stream: true });
+  let first = 0;
+  for await (const chunk of stream) if (!first && chunk.choices[0]?.delta.content) first = performance.now();
+  return first - start;
+}
+
+export async function benchWake(config: Config, log: Logger, engine: InferenceEngine, trials: number): Promise<WakeResult> {
+  const psyche = await serve(config, log, { engine });
+  const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "bench", maxRetries: 0 });
+  const pool = psyche.db.pool;
+  const wake: number[] = [];
+  const idle: number[] = [];
+  const dreaming: number[] = [];
+  try {
+    for (let i = 0; i <= trials; i++) {
+      const idleTtft = await ttft(client, `idle ${i}: what did you dream about?`);
+      const res = await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "dream", max_tokens: 4000 }) });
+      const jobId = ((await res.json()) as { data: { id: string }[] }).data[0]!.id;
+      for (;;) {
+        const row = await pool.query("select 1 from dream_journal where job_id = $1", [jobId]);
+        if (row.rowCount) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      // Arrive at a random point: in the dream's prompt reading or its decoding.
+      await new Promise((r) => setTimeout(r, 200 + Math.random() * 800));
+      const dreamTtft = await ttft(client, `dream ${i}: what did you dream about?`);
+      let latency: number | null = null;
+      for (;;) {
+        const row = await pool.query<{ status: string; wake_latency_ms: number | null }>("select status, wake_latency_ms from dream_journal where job_id = $1", [jobId]);
+        if (row.rows[0]?.status !== "dreaming") {
+          latency = row.rows[0]?.wake_latency_ms ?? null;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      if (i === 0) continue; // warm-up
+      idle.push(idleTtft);
+      dreaming.push(dreamTtft);
+      if (latency !== null) wake.push(latency);
+    }
+  } finally {
+    await psyche.stop();
+  }
+  const ttftIdleMs = spread(idle);
+  const ttftDreamingMs = spread(dreaming);
+  return { trials, wakeLatencyMs: spread(wake), ttftIdleMs, ttftDreamingMs, ttftGrowthP95Ms: ttftDreamingMs.p95 - ttftIdleMs.p95 };
+}
