@@ -5,6 +5,7 @@ import type PgBoss from "pg-boss";
 import type { Pool } from "../db/pool.js";
 import { purgeDeletedMemories, memoryFromSource } from "../db/sql/memories.js";
 import { turnExchange } from "../db/sql/turns.js";
+import { emotionFromSource } from "../db/sql/emotion.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { Doorbell } from "../jobs/doorbell.js";
 import { MAINTENANCE_QUEUE, MEMORY_QUEUE, ReembedJobSchema, RememberTurnJobSchema } from "../jobs/queue.js";
@@ -90,8 +91,7 @@ export class MemoryWorker {
       sourceId: turnId,
       signal: this.stopping.signal,
     });
-    const emotion = await this.deps.pool.query(`select 1 from emotion_log where cause = 'turn' and source_id = $1`, [turnId]);
-    if ((emotion.rowCount ?? 0) === 0) {
+    if (!(await emotionFromSource(this.deps.pool, "turn", turnId))) {
       await this.deps.mood.react({ valence: remembered.scored.valence, arousal: remembered.scored.arousal }, "turn", turnId);
     }
   }

@@ -2,17 +2,9 @@
 // a chat always wins. The real stack and the tiny model.
 import t from "tap";
 import OpenAI from "openai";
+import { until } from "../helpers/until.js";
 import { startPsyche } from "../helpers/psyche.js";
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test("quiet, it dreams; a chat wakes it; the cooldown keeps it from dreaming again", async (t) => {

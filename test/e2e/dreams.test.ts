@@ -4,6 +4,7 @@
 // partial dream, and the chat completes.
 import t from "tap";
 import OpenAI from "openai";
+import { until } from "../helpers/until.js";
 import { startPsyche } from "../helpers/psyche.js";
 
 const psyche = await startPsyche(t, { recallPromptTokens: 0 });
@@ -12,15 +13,6 @@ const post = async (path: string, body: unknown) => {
   const res = await fetch(`${psyche.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };
 };
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 const journal = async (jobId: string) => (await psyche.db.pool.query("select * from dream_journal where job_id = $1", [jobId])).rows[0];
 
 t.test("a dream runs to its budget and is journaled; it moves the mood", async (t) => {

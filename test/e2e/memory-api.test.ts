@@ -3,6 +3,7 @@
 // Postgres, pg-boss jobs, piscina threads and the tiny GGUF model.
 import t from "tap";
 import OpenAI from "openai";
+import { until } from "../helpers/until.js";
 import { startPsyche } from "../helpers/psyche.js";
 
 const psyche = await startPsyche(t, { bodyLimit: 50_000 });
@@ -28,16 +29,6 @@ const counts = async () =>
       )
     ).rows.map((r) => [r.t, r.n]),
   );
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 t.test("store, read, search, delete", async (t) => {
   const created = await api("POST", "/v1/memories", { content: "Ravi plays the cello in a quartet on Thursdays", tags: ["ravi", "music"] });

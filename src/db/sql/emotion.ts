@@ -39,3 +39,9 @@ export async function insertEmotion(db: Queryable, e: NewEmotion): Promise<Emoti
   );
   return res.rows[0]!;
 }
+
+/** Whether an event already moved the mood (memory jobs are retried). */
+export async function emotionFromSource(db: Queryable, cause: EmotionCause, sourceId: string): Promise<boolean> {
+  const res = await db.query(`select 1 from emotion_log where cause = $1 and source_id = $2 limit 1`, [cause, sourceId]);
+  return (res.rowCount ?? 0) > 0;
+}
