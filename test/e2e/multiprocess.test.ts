@@ -6,6 +6,7 @@ import t from "tap";
 import { existsSync } from "node:fs";
 import { createPool } from "../../src/db/pool.js";
 import { CLI, runCli, startCli, type Proc } from "../helpers/processes.js";
+import { until } from "../helpers/until.js";
 
 if (!existsSync(CLI)) {
   t.fail(`${CLI} is missing: run npm run build (npm test does)`);
@@ -92,16 +93,16 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(replies.rows[0].n, 1, "one reply stored");
   const jobs = await pool.query("select state::text, count(*)::int as n from pgboss.job where name = 'psyche-inference' and data->>'turnId' = $1 group by state order by state", [turnId]);
   t.same(jobs.rows, [{ state: "cancelled", n: 1 }, { state: "completed", n: 1 }], "the dead worker's job was closed and its replacement completed; none left to run");
-  // The inference process forms the turn's memory (a pg-boss job) once, after the retry.
-  const deadline = Date.now() + 20_000;
-  let memories = 0;
-  while (Date.now() < deadline) {
-    memories = (await pool.query("select count(*)::int as n from memories where source_kind = 'turn' and source_id = $1", [turnId])).rows[0].n;
-    if (memories > 0) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  t.equal(memories, 1, "one episodic memory of the finished turn");
-  t.equal((await pool.query("select count(*)::int as n from emotion_log where source_id = $1", [turnId])).rows[0].n, 1, "and one mood change");
+  // The inference process forms the turn's memory and then moves the mood (a pg-boss job, two
+  // transactions), once, after the retry. Wait for the second write, then count both.
+  const counts = async () => (await pool.query(
+    "select (select count(*)::int from memories where source_kind = 'turn' and source_id = $1) as memories, (select count(*)::int from emotion_log where source_id = $1) as moods",
+    [turnId],
+  )).rows[0] as { memories: number; moods: number };
+  await until("the turn's mood change", async () => ((await counts()).moods > 0 ? true : undefined), 20_000).catch(() => undefined);
+  const formed = await counts();
+  t.equal(formed.memories, 1, "one episodic memory of the finished turn");
+  t.equal(formed.moods, 1, "and one mood change");
 
   // SIGTERM: every process stops taking work, settles, exits 0.
   web.child.kill("SIGTERM");
