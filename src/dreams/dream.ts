@@ -1,24 +1,31 @@
-// A dream: an isolated generation on its own context sequence, seeded with memories, written
-// to the dream journal as it ends, finished or interrupted. A chat wakes it: the worker aborts
-// it at the next token, and what it had dreamt so far is kept.
+// A reverie: a dream, an idle thought or a reflection. An isolated generation on the dream
+// context sequence (no conversation, no client tools), seeded with memories, written to the
+// dream journal as it ends, finished or interrupted. A chat wakes it: the worker aborts it at
+// the next token, and what it had so far is kept.
 import { randomUUID } from "node:crypto";
 import type { Pool } from "../db/pool.js";
-import { dreamSeeds, endDream, scoreDream, startDream } from "../db/sql/dreams.js";
-import type { InferenceEngine } from "../inference/engine.js";
-import type { DreamJob } from "../jobs/queue.js";
+import { conversationSeeds, dreamSeeds, endDream, reflectionSources, scoreDream, startDream } from "../db/sql/dreams.js";
+import type { MemoryKind } from "../db/sql/memories.js";
+import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
+import type { ReverieJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
 import type { Memory } from "../memory/memory.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
+import { citedSeeds, dreamPrompt, idleThoughtPrompt, reflectionPrompt, type Seed } from "./prompts.js";
 
-/** The payload of the jobs signal for a queued dream (which must not wake a running one). */
+/** The payload of the jobs signal for a queued reverie (which must not wake a running one). */
 export const DREAM_SIGNAL = "dream";
+/** The payload of POST /dream/wake's signal. */
+export const WAKE_SIGNAL = "wake";
+/** The payload of the signal that do-not-disturb changed. */
+export const DND_SIGNAL = "dnd";
 
-/** The reason a dream's signal is aborted when it reaches its time budget: it ends as done. */
+/** The reason a reverie's signal is aborted when it reaches its time budget: it ends as done. */
 export class DreamTimeUp extends Error {
   override name = "DreamTimeUp";
 }
 
-/** The reason a dream's signal is aborted when a chat arrives. */
+/** The reason a reverie's signal is aborted when a chat arrives. */
 export class Wake extends Error {
   override name = "Wake";
   readonly at = performance.now();
@@ -32,60 +39,87 @@ export interface DreamDeps {
   mood?: MoodKeeper | undefined;
 }
 
-/** Below this significance a dream stays in the journal only (seed 003's threshold). */
+/** Below this significance a dream or idle thought stays in the journal only (seed 003's threshold). */
 export const DREAM_MEMORY_THRESHOLD = 0.3;
 
-export function dreamPrompt(seeds: readonly { content: string }[], focus: string | null | undefined) {
-  const memories = seeds.map((s) => `- ${s.content.replace(/\s+/g, " ").slice(0, 120)}`).join("\n");
-  return [
-    {
-      role: "system" as const,
-      content:
-        "This is your private time to reflect. Nobody is listening. Let your mind wander over what you remember, notice patterns, and say what you come to think.",
-    },
-    { role: "user" as const, content: `${focus ? `Dwell on: ${focus}\n` : ""}Memories that surface:\n${memories || "- (nothing yet)"}` },
-  ];
+interface Plan {
+  seeds: Seed[];
+  messages: PromptMessage[];
+  temperature: number;
+  focus: string | null;
+  /** What a result becomes, given its significance; null: the journal only. */
+  keepAs: (significance: number) => MemoryKind | null;
+  /** The memories a result cites. */
+  cites: (text: string) => string[];
 }
+
+async function plan(deps: DreamDeps, job: ReverieJob): Promise<Plan> {
+  const all = (seeds: Seed[]) => () => seeds.map((s) => s.id);
+  switch (job.kind) {
+    case "dream": {
+      const found = job.focus && deps.memory ? (await deps.memory.search(job.focus, 2)).map((r) => r.memory) : [];
+      const seeds = dedupe([...found, ...(await dreamSeeds(deps.pool, 2))]);
+      const keepAs = (s: number): MemoryKind | null => (s >= DREAM_MEMORY_THRESHOLD ? "dream" : null);
+      return { seeds, messages: dreamPrompt(seeds, job.focus), temperature: job.temperature ?? 1.2, focus: job.focus ?? null, keepAs, cites: all(seeds) };
+    }
+    case "idle": {
+      const seeds = job.conversationId ? await conversationSeeds(deps.pool, job.conversationId, 3) : await dreamSeeds(deps.pool, 1);
+      const keepAs = (s: number): MemoryKind | null => (s >= DREAM_MEMORY_THRESHOLD ? "insight" : null);
+      const focus = job.conversationId ? `conversation ${job.conversationId}` : null;
+      return { seeds, messages: idleThoughtPrompt(seeds), temperature: job.temperature ?? 0.9, focus, keepAs, cites: all(seeds) };
+    }
+    case "reflect": {
+      const seeds = job.focus && deps.memory
+        ? (await deps.memory.search(job.focus, 8)).map((r) => r.memory).filter((m) => m.kind !== "dream")
+        : await reflectionSources(deps.pool, 8);
+      // A reflection is deliberate: what it concludes is kept, cited, whatever its score.
+      return { seeds, messages: reflectionPrompt(seeds, job.focus), temperature: job.temperature ?? 0.7, focus: job.focus ?? null, keepAs: () => "insight", cites: (text) => citedSeeds(text, seeds) };
+    }
+  }
+}
+
+const dedupe = (seeds: Seed[]) => [...new Map(seeds.map((s) => [s.id, { id: s.id, content: s.content }])).values()];
 
 export async function runDream(
   deps: DreamDeps,
   jobId: string,
-  job: DreamJob,
+  job: ReverieJob,
   signal: AbortSignal,
 ): Promise<{ journalId: string; status: "done" | "interrupted"; afterwards: Promise<void> }> {
   const journalId = randomUUID();
-  // Few, short seeds: a dream still reading its prompt wakes late (see the README's benchmark).
-  const seeds = await dreamSeeds(deps.pool, 2);
-  await startDream(deps.pool, { id: journalId, jobId, focus: job.focus ?? null, seedMemoryIds: seeds.map((s) => s.id), model: deps.engine.modelName });
+  const p = await plan(deps, job);
+  await startDream(deps.pool, { id: journalId, kind: job.kind, jobId, focus: p.focus, seedMemoryIds: p.seeds.map((s) => s.id), model: deps.engine.modelName });
   let result: { text: string; completionTokens: number };
   try {
-    result = await deps.engine.generate({ messages: dreamPrompt(seeds, job.focus), maxTokens: job.maxTokens, temperature: 1.2, sequence: "dream", signal });
+    // A reflection with nothing to reflect on ends at once, as done.
+    result = job.kind === "reflect" && p.seeds.length === 0
+      ? { text: "", completionTokens: 0 }
+      : await deps.engine.generate({ messages: p.messages, maxTokens: job.maxTokens, temperature: p.temperature, sequence: "dream", signal });
   } catch (err) {
     if (!signal.aborted) {
       await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });
       throw err;
     }
-    // Woken (or out of time) while still reading its prompt: nothing dreamt yet, not a failure.
+    // Woken (or out of time) while still reading its prompt: nothing yet, not a failure.
     result = { text: "", completionTokens: 0 };
   }
   const woken = signal.aborted && signal.reason instanceof Wake;
   const wakeLatencyMs = woken ? performance.now() - (signal.reason as Wake).at : null;
   const status = signal.aborted && !(signal.reason instanceof DreamTimeUp) ? "interrupted" : "done";
   await endDream(deps.pool, journalId, { status, content: result.text, tokens: result.completionTokens, significance: null, valence: null, arousal: null, wakeLatencyMs });
-  deps.log.info({ journalId, status, tokens: result.completionTokens, wakeLatencyMs }, "dream ended");
-  // What the dream meant is worked out after the worker has moved on: a chat that woke it
-  // must not wait for scoring, embedding and the mood.
-  const afterwards = reflectOnDream(deps, journalId, result.text, seeds).catch((err: unknown) => deps.log.warn({ err, journalId }, "scoring the dream failed"));
+  deps.log.info({ journalId, kind: job.kind, status, tokens: result.completionTokens, wakeLatencyMs }, "reverie ended");
+  // What it meant is worked out after the worker has moved on: a chat that woke it must not
+  // wait for scoring, embedding and the mood.
+  const afterwards = reflectOn(deps, journalId, result.text, p).catch((err: unknown) => deps.log.warn({ err, journalId }, "scoring the reverie failed"));
   return { journalId, status, afterwards };
 }
 
-/** Significance and affect (scoring thread) into the journal; a significant dream becomes a memory; the mood moves. */
-async function reflectOnDream(deps: DreamDeps, journalId: string, text: string, seeds: readonly { id: string }[]): Promise<void> {
+/** Significance and affect (scoring thread) into the journal; a kept result becomes a memory; the mood moves. */
+async function reflectOn(deps: DreamDeps, journalId: string, text: string, p: Plan): Promise<void> {
   if (!deps.memory || !text.trim()) return;
   const scored = await deps.memory.score(text);
   await scoreDream(deps.pool, journalId, scored);
-  if (scored.importance >= DREAM_MEMORY_THRESHOLD) {
-    await deps.memory.remember({ kind: "dream", content: text, importance: scored.importance, sourceKind: "dream", sourceId: journalId, citations: seeds.map((s) => s.id) });
-  }
+  const kind = p.keepAs(scored.importance);
+  if (kind) await deps.memory.remember({ kind, content: text.trim(), importance: scored.importance, sourceKind: "dream", sourceId: journalId, citations: p.cites(text) });
   if (deps.mood) await deps.mood.react({ valence: scored.valence, arousal: scored.arousal }, "dream", journalId);
 }

@@ -1,79 +1,112 @@
-// Dreaming by itself: after `delay` seconds without a request, and `cooldown` after the last
-// dream, with nothing queued for the worker, one dream is queued at dream priority. The check
-// and the queueing are one transaction under a lock, so two inference processes never queue
-// two dreams. A chat wakes a dream (inference/worker.ts); the wake lock keeps a reconnecting
-// client from meeting a fresh dream.
+// Reverie by itself (ARCHITECTURE.md §3), from the settings in force (dreams/settings.ts):
+// - a reflection when the summed importance of new experience passes the threshold;
+// - an idle thought, once per quiet spell, while a conversation is open (a request within
+//   dream_delay_seconds) but quiet for idle_thought_delay_seconds;
+// - a dream after dream_delay_seconds without a request, and the cooldown after the last.
+// Nothing starts within the wake lock of a request, under do-not-disturb, or while anything is
+// queued for the worker. The check and the queueing are one transaction under a lock, so two
+// inference processes never queue twice. A chat wakes any of them (inference/worker.ts).
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
-import { inTransaction, type Pool } from "../db/pool.js";
+import { inTransaction, type Pool, type Queryable } from "../db/pool.js";
+import { importanceSinceReflection } from "../db/sql/dreams.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
-import { type DreamJob, INFERENCE_QUEUE, Priority } from "../jobs/queue.js";
+import { INFERENCE_QUEUE, Priority, type ReverieJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
 import { DREAM_SIGNAL } from "./dream.js";
-
-export interface DreamSchedule {
-  delaySeconds: number;
-  cooldownSeconds: number;
-  wakeLockSeconds: number;
-  maxTokens: number;
-}
+import { type DreamSettings, readDreamSettings } from "./settings.js";
 
 export interface SchedulerDeps {
   pool: Pool;
   boss: PgBoss;
   bus: SignalBus;
   log: Logger;
-  schedule: DreamSchedule;
+  /** The settings' defaults (the flags); the database's overrides win. */
+  defaults: DreamSettings;
   /** How often to look (ms). */
   everyMs: number;
 }
 
 const SCHEDULE_LOCK = 7_415_005;
 
+export interface Moment {
+  /** Seconds since the last request (or the start); null: neither. */
+  quiet: number | null;
+  conversation_id: string | null;
+  /** Seconds since the last dream ended; null: none yet. */
+  since_dream: number | null;
+  thought_since_request: boolean;
+  busy: boolean;
+  dnd: boolean;
+}
+
+/** `startedAt` counts as a request: a freshly started server waits before it dreams (seed 002's warm-up). */
+async function moment(db: Queryable, startedAt: Date): Promise<Moment> {
+  const res = await db.query<Moment>(
+    `with last as (select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $2::timestamptz) as at from turns)
+     select extract(epoch from now() - (select at from last))::float8 as quiet,
+       (select conversation_id from turns order by created_at desc limit 1) as conversation_id,
+       extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream'))::float8 as since_dream,
+       exists (select 1 from dream_journal where kind = 'idle' and started_at > (select at from last)) as thought_since_request,
+       exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active')) as busy,
+       coalesce((select dnd_until > now() from dream_settings), false) as dnd`,
+    [INFERENCE_QUEUE, startedAt],
+  );
+  return res.rows[0]!;
+}
+
+/** What is due now, if anything. */
+export function due(s: DreamSettings, m: Moment, importance: number): ReverieJob | undefined {
+  if (!s.enabled || m.busy || m.dnd) return undefined;
+  if (m.quiet !== null && m.quiet < s.wake_lock_seconds) return undefined;
+  if (s.reflection_threshold > 0 && importance >= s.reflection_threshold) {
+    return { kind: "reflect", focus: null, maxTokens: s.reflection_max_tokens, maxSeconds: s.dream_max_seconds };
+  }
+  if (s.idle_thoughts && m.quiet !== null && m.quiet >= s.idle_thought_delay_seconds && m.quiet < s.dream_delay_seconds && !m.thought_since_request) {
+    return { kind: "idle", conversationId: m.conversation_id, maxTokens: s.idle_thought_max_tokens, maxSeconds: s.dream_max_seconds };
+  }
+  if ((m.quiet === null || m.quiet >= s.dream_delay_seconds) && (m.since_dream === null || m.since_dream >= s.dream_cooldown_seconds)) {
+    return { kind: "dream", focus: null, maxTokens: s.dream_max_tokens, maxSeconds: s.dream_max_seconds, temperature: s.dream_temperature };
+  }
+  return undefined;
+}
+
 export class DreamScheduler {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
+  private readonly startedAt = new Date();
 
   constructor(private readonly deps: SchedulerDeps) {}
 
   start(): void {
-    if (this.deps.schedule.delaySeconds <= 0) return;
     this.timer = setInterval(() => void this.tick(), this.deps.everyMs);
     this.timer.unref();
   }
 
-  /** Queues a dream if it is time; returns its job id. */
+  /** Queues what is due, if anything; returns its job id. */
   async tick(): Promise<string | undefined> {
     if (this.busy) return undefined;
     this.busy = true;
     try {
-      const id = await inTransaction(this.deps.pool, async (client) => {
+      const { settings } = await readDreamSettings(this.deps.pool, this.deps.defaults);
+      if (!settings.enabled) return undefined;
+      const queued = await inTransaction(this.deps.pool, async (client) => {
         await client.query("select pg_advisory_xact_lock($1)", [SCHEDULE_LOCK]);
-        const s = this.deps.schedule;
-        const quiet = Math.max(s.delaySeconds, s.wakeLockSeconds);
-        const res = await client.query<{ due: boolean }>(
-          `select
-             coalesce((select max(greatest(created_at, coalesce(finished_at, created_at))) from turns), '-infinity') < now() - make_interval(secs => $1)
-             and coalesce((select max(ended_at) from dream_journal), '-infinity') < now() - make_interval(secs => $2)
-             and not exists (select 1 from pgboss.job where name = $3 and state in ('created', 'retry', 'active'))
-             as due`,
-          [quiet, s.cooldownSeconds, INFERENCE_QUEUE],
-        );
-        if (!res.rows[0]?.due) return undefined;
-        const job: DreamJob = { kind: "dream", focus: null, maxTokens: s.maxTokens };
-        const sent = await this.deps.boss.send(INFERENCE_QUEUE, job, {
+        const m = await moment(client, this.startedAt);
+        const job = due(settings, m, m.busy ? 0 : await importanceSinceReflection(client));
+        if (!job) return undefined;
+        const id = await this.deps.boss.send(INFERENCE_QUEUE, job, {
           id: randomUUID(),
-          priority: Priority.dream,
+          priority: job.kind === "idle" ? Priority.idleThought : Priority.dream,
           retryLimit: 0,
           db: { executeSql: (text, values) => client.query(text, values) },
         });
-        return sent ?? undefined;
+        return id ? { id, kind: job.kind } : undefined;
       });
-      if (id) {
-        this.deps.bus.notify(Channel.jobs, DREAM_SIGNAL);
-        this.deps.log.info({ jobId: id }, "quiet for a while: dreaming");
-      }
-      return id;
+      if (!queued) return undefined;
+      this.deps.bus.notify(Channel.jobs, DREAM_SIGNAL);
+      this.deps.log.info({ jobId: queued.id, kind: queued.kind }, queued.kind === "dream" ? "quiet for a while: dreaming" : `quiet: ${queued.kind === "idle" ? "an idle thought" : "reflecting"}`);
+      return queued.id;
     } catch (err) {
       this.deps.log.warn({ err }, "the dream scheduler could not look");
       return undefined;

@@ -13,6 +13,7 @@ import { memoryRoutes } from "./routes/memories.js";
 import { emotionRoutes } from "./routes/emotion.js";
 import { embeddingRoutes } from "./routes/embeddings.js";
 import { dreamRoutes } from "./routes/dreams.js";
+import { dreamConfigRoutes } from "./routes/dream-config.js";
 
 export function createApp(deps: HttpDeps): Hono {
   const app = new Hono();
@@ -64,5 +65,6 @@ export function createApp(deps: HttpDeps): Hono {
   app.route("/", emotionRoutes(deps));
   app.route("/", embeddingRoutes(deps));
   app.route("/", dreamRoutes(deps));
+  app.route("/", dreamConfigRoutes(deps));
   return app;
 }

@@ -5,6 +5,7 @@ import type { Logger } from "../log.js";
 import type { Embedder } from "../memory/embedder.js";
 import type { Memory } from "../memory/memory.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
+import type { DreamSettings } from "../dreams/settings.js";
 
 /** What the HTTP layer is built from; a web process builds these once and passes them in. */
 export interface HttpDeps {
@@ -25,4 +26,6 @@ export interface HttpDeps {
   apiKey?: string | undefined;
   /** Liveness window for inference workers' heartbeats (ms). */
   workerStaleMs: number;
+  /** The dream settings' defaults (from the flags); PATCH /dream/config overrides them. */
+  dreamDefaults: DreamSettings;
 }

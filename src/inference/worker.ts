@@ -8,14 +8,15 @@ import type { Pool } from "../db/pool.js";
 import { heartbeat, markWorkerStopped, registerWorker } from "../db/sql/workers.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { Doorbell } from "../jobs/doorbell.js";
-import { type DreamJob, INFERENCE_QUEUE, InferenceJobSchema } from "../jobs/queue.js";
+import { INFERENCE_QUEUE, InferenceJobSchema, Priority, type ReverieJob } from "../jobs/queue.js";
 import { reclaimOrphanedTurns } from "../jobs/reclaim.js";
 import { HandOff, runTurn } from "../conversation/run-turn.js";
 import type { InferenceEngine } from "./engine.js";
 import type { Recall } from "../memory/recall.js";
 import type { Memory } from "../memory/memory.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
-import { DREAM_SIGNAL, DreamTimeUp, runDream, Wake } from "../dreams/dream.js";
+import { DreamTimeUp, runDream } from "../dreams/dream.js";
+import { doNotDisturbUntil, outrankedBy, putBack, WakeWatch } from "../dreams/wake-watch.js";
 import type { ServerTools } from "../memory/memory-tools.js";
 
 export interface InferenceWorkerDeps {
@@ -104,7 +105,7 @@ export class InferenceWorker {
       return;
     }
     this.current = new AbortController();
-    if (parsed.data.kind === "dream") {
+    if (parsed.data.kind !== "chat") {
       await this.dream(job.id, parsed.data, this.current);
       return;
     }
@@ -122,26 +123,34 @@ export class InferenceWorker {
   }
 
   /**
-   * Dreams until done or woken: any chat signal aborts the dream at its next token (the
-   * journal keeps what it had), and the loop then fetches the chat, which outranks dreams.
+   * Dreams (or thinks, or reflects) until done or woken: a chat's signal aborts it at its next
+   * token (the journal keeps what it had), and the loop then fetches the chat, which outranks
+   * it. Under do-not-disturb the chat waits instead. A reverie never starts while a chat waits:
+   * it goes back to the queue.
    */
-  private async dream(jobId: string, job: DreamJob, controller: AbortController): Promise<void> {
-    const unsubscribe = this.deps.bus.subscribe(Channel.jobs, (payload) => {
-      if (payload !== DREAM_SIGNAL && !controller.signal.aborted) controller.abort(new Wake());
-    });
-    const timeUp = setTimeout(() => controller.abort(new DreamTimeUp()), this.deps.dreamMaxMs ?? 120_000);
+  private async dream(jobId: string, job: ReverieJob, controller: AbortController): Promise<void> {
+    const priority = job.kind === "idle" ? Priority.idleThought : Priority.dream;
+    const watch = new WakeWatch(this.deps.pool, this.deps.bus, controller).start();
+    const timeUp = setTimeout(() => controller.abort(new DreamTimeUp()), job.maxSeconds ? job.maxSeconds * 1000 : (this.deps.dreamMaxMs ?? 120_000));
     try {
+      const dndUntil = await doNotDisturbUntil(this.deps.pool);
+      watch.holdUntil(dndUntil);
+      if (!dndUntil && (controller.signal.aborted || (await outrankedBy(this.deps.pool, priority)))) {
+        await putBack(this.deps.pool, jobId);
+        this.doorbell.ring();
+        return;
+      }
       const { status, afterwards } = await runDream({ ...this.deps, memory: this.deps.memory, mood: this.deps.mood }, jobId, job, controller.signal);
       this.afterDreams.add(afterwards);
       void afterwards.finally(() => this.afterDreams.delete(afterwards));
-      this.outcomes.set(`dream-${status}`, (this.outcomes.get(`dream-${status}`) ?? 0) + 1);
+      this.outcomes.set(`${job.kind}-${status}`, (this.outcomes.get(`${job.kind}-${status}`) ?? 0) + 1);
       await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
     } catch (err) {
-      this.deps.log.error({ err, jobId }, "dream failed");
+      this.deps.log.error({ err, jobId }, "reverie failed");
       await this.deps.boss.fail(INFERENCE_QUEUE, jobId, { error: (err as Error).message }).catch(() => undefined);
     } finally {
       clearTimeout(timeUp);
-      unsubscribe();
+      watch.stop();
       this.current = undefined;
     }
   }

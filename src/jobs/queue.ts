@@ -21,25 +21,44 @@ export const Priority = {
 
 export const ChatJobSchema = z.object({ kind: z.literal("chat"), turnId: z.string().uuid() });
 export type ChatJob = z.infer<typeof ChatJobSchema>;
-export const DreamJobSchema = z.object({
-  kind: z.literal("dream"),
-  focus: z.string().max(500).nullish(),
-  /** Token budget of this dream. */
+const focus = z.string().max(500).nullish();
+const budget = {
+  /** Token budget. */
   maxTokens: z.number().int().positive().max(8192).default(512),
-});
+  /** Time budget (s); unset: the worker's default. */
+  maxSeconds: z.number().int().positive().max(7 * 86_400).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+};
+/** A dream: seeded with recent, important and random memories, at a high temperature. */
+export const DreamJobSchema = z.object({ kind: z.literal("dream"), focus, ...budget });
 export type DreamJob = z.infer<typeof DreamJobSchema>;
-export const InferenceJobSchema = z.discriminatedUnion("kind", [ChatJobSchema, DreamJobSchema]);
+/** A short thought about a conversation gone quiet. */
+export const IdleThoughtJobSchema = z.object({ kind: z.literal("idle"), conversationId: z.string().uuid().nullish(), ...budget });
+export type IdleThoughtJob = z.infer<typeof IdleThoughtJobSchema>;
+/** A reflection (Generative Agents): insights drawn from recent memories, or from those about `focus`. */
+export const ReflectJobSchema = z.object({ kind: z.literal("reflect"), focus, ...budget });
+export type ReflectJob = z.infer<typeof ReflectJobSchema>;
+/** Everything the worker runs on its dream sequence. */
+export type ReverieJob = DreamJob | IdleThoughtJob | ReflectJob;
+export const InferenceJobSchema = z.discriminatedUnion("kind", [ChatJobSchema, DreamJobSchema, IdleThoughtJobSchema, ReflectJobSchema]);
 export type InferenceJob = z.infer<typeof InferenceJobSchema>;
 
 export const RememberTurnJobSchema = z.object({ kind: z.literal("remember-turn"), turnId: z.string().uuid() });
 export type RememberTurnJob = z.infer<typeof RememberTurnJobSchema>;
 export const ReembedJobSchema = z.object({ kind: z.literal("reembed"), runId: z.string().uuid(), embedder: z.string().min(1) });
 export type ReembedJob = z.infer<typeof ReembedJobSchema>;
+/** Fold near-duplicate memories together (queued through the API or by the schedule). */
+export const ConsolidateJobSchema = z.object({ kind: z.literal("consolidate"), similarity: z.number().min(0.5).max(1).optional() });
+export type ConsolidateJob = z.infer<typeof ConsolidateJobSchema>;
+/** The schedule's tick: consolidate when due and enabled, and write the mood's decay. */
+export const MaintenanceTickJobSchema = z.object({ kind: z.literal("tick") });
+export const MaintenanceJobSchema = z.discriminatedUnion("kind", [ReembedJobSchema, ConsolidateJobSchema, MaintenanceTickJobSchema]);
+export type MaintenanceJob = z.infer<typeof MaintenanceJobSchema>;
 
 export interface QueueOptions {
   connectionString: string;
   log: Logger;
-  /** Run pg-boss's own maintenance (expiry, archiving) in this process. */
+  /** Run pg-boss's own maintenance (expiry, archiving) and its cron schedules in this process. */
   supervise?: boolean;
   /** Connections pg-boss keeps. Default 4. */
   max?: number;
@@ -55,7 +74,7 @@ export async function startQueue(opts: QueueOptions): Promise<PgBoss> {
   const boss = new PgBoss({
     db: { executeSql: (text, values) => pool.query(text, values) },
     supervise: opts.supervise ?? false,
-    schedule: false,
+    schedule: opts.supervise ?? false,
     migrate: true,
   });
   boss.on("error", (err) => opts.log.warn({ err }, "pg-boss error"));

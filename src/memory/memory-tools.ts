@@ -51,7 +51,9 @@ export class MemoryTools implements ServerTools {
     const args = JSON.parse(call.arguments) as Record<string, unknown>;
     if (call.name === "recall_memory") {
       const found = await this.memory.search(String(args.query), typeof args.k === "number" ? args.k : 5, ctx.signal);
-      return JSON.stringify({ memories: found.map((r) => ({ id: r.memory.id, content: r.memory.content, created_at: r.memory.created_at })) });
+      // Dream text reaches a chat only as the recall's set-apart background (memory/recall.ts).
+      const memories = found.filter((r) => r.memory.kind !== "dream");
+      return JSON.stringify({ memories: memories.map((r) => ({ id: r.memory.id, kind: r.memory.kind, content: r.memory.content, created_at: r.memory.created_at })) });
     }
     const stored = await this.memory.remember({
       kind: "semantic",

@@ -1,5 +1,6 @@
 // The memory worker: forms a memory and moves the mood after each turn (off the reply's
-// critical path), re-embeds at maintenance priority, and purges soft-deleted memories.
+// critical path); at maintenance priority it re-embeds, consolidates near-duplicates and, on
+// pg-boss's schedule, writes the mood's decay; it purges soft-deleted memories.
 // Two loops, so a long re-embedding never delays memory formation.
 import type PgBoss from "pg-boss";
 import type { Pool } from "../db/pool.js";
@@ -8,7 +9,10 @@ import { turnExchange } from "../db/sql/turns.js";
 import { emotionFromSource } from "../db/sql/emotion.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { Doorbell } from "../jobs/doorbell.js";
-import { MAINTENANCE_QUEUE, MEMORY_QUEUE, ReembedJobSchema, RememberTurnJobSchema } from "../jobs/queue.js";
+import { MAINTENANCE_QUEUE, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../jobs/queue.js";
+import { lastConsolidation } from "../db/sql/consolidation.js";
+import { consolidate } from "../dreams/consolidate.js";
+import { type DreamSettings, readDreamSettings } from "../dreams/settings.js";
 import type { Logger } from "../log.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
 import type { Memory } from "./memory.js";
@@ -25,7 +29,12 @@ export interface MemoryWorkerDeps {
   purgeAfterSeconds: number;
   /** Memories re-embedded per batch. Default 64. */
   reembedBatch?: number;
+  /** The dream settings' defaults (consolidation on the schedule). */
+  dreamDefaults: DreamSettings;
 }
+
+/** pg-boss's cron puts a tick on the maintenance queue this often. */
+export const MAINTENANCE_CRON = "* * * * *";
 
 export class MemoryWorker {
   private readonly doorbell = new Doorbell();
@@ -43,6 +52,8 @@ export class MemoryWorker {
       this.maintenanceDoorbell.ring();
     });
     await queueReembeddingIfNeeded({ ...this.deps, embedder: this.deps.memory.embedder });
+    // Idempotent: pg-boss keeps one schedule per queue; the supervising process fires it.
+    await this.deps.boss.schedule(MAINTENANCE_QUEUE, MAINTENANCE_CRON, { kind: "tick" }, { priority: 1, retryLimit: 0 });
     this.loops = [this.loop(MEMORY_QUEUE, this.doorbell, (job) => this.remember(job)), this.loop(MAINTENANCE_QUEUE, this.maintenanceDoorbell, (job) => this.maintain(job))];
     const every = Math.min(60_000, Math.max(1000, this.deps.purgeAfterSeconds * 1000));
     this.purgeTimer = setInterval(() => void this.purge(), every);
@@ -97,13 +108,29 @@ export class MemoryWorker {
   }
 
   private async maintain(job: PgBoss.Job<unknown>): Promise<void> {
-    const parsed = ReembedJobSchema.parse(job.data);
-    const outcome = await runReembedding(
-      { ...this.deps, embedder: this.deps.memory.embedder, batchSize: this.deps.reembedBatch ?? 64 },
-      parsed,
-      this.stopping.signal,
-    );
-    if (outcome === "stopped") throw new Error("re-embedding stopped by shutdown");
+    const parsed = MaintenanceJobSchema.parse(job.data);
+    const signal = this.stopping.signal;
+    switch (parsed.kind) {
+      case "reembed": {
+        const outcome = await runReembedding({ ...this.deps, embedder: this.deps.memory.embedder, batchSize: this.deps.reembedBatch ?? 64 }, parsed, signal);
+        if (outcome === "stopped") throw new Error("re-embedding stopped by shutdown");
+        return;
+      }
+      case "consolidate": {
+        const { settings } = await readDreamSettings(this.deps.pool, this.deps.dreamDefaults);
+        await consolidate(this.deps, { similarity: parsed.similarity ?? settings.consolidation_similarity, everything: true, jobId: job.id, signal });
+        return;
+      }
+      case "tick": {
+        await this.deps.mood.decay();
+        const { settings } = await readDreamSettings(this.deps.pool, this.deps.dreamDefaults);
+        if (!settings.consolidation) return;
+        const last = await lastConsolidation(this.deps.pool);
+        if (last && Date.now() - last.getTime() < settings.consolidation_interval_minutes * 60_000) return;
+        await consolidate(this.deps, { similarity: settings.consolidation_similarity, everything: false, jobId: job.id, signal });
+        return;
+      }
+    }
   }
 
   private async purge(): Promise<void> {

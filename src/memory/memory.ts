@@ -12,6 +12,7 @@ import {
   type MemorySourceKind,
   nearestMemories,
   purgeMemory,
+  recentInsights,
   reinforceMemory,
   softDeleteMemory,
   type VectorSpace,
@@ -123,6 +124,11 @@ export class Memory {
   /** Affect and significance of a text (in the scoring thread), without storing it. */
   score(text: string, toolCalls = 0): Promise<{ valence: number; arousal: number; importance: number }> {
     return this.deps.scorer.score({ text, toolCalls });
+  }
+
+  /** Significant insights and dreams from the last `hours` (background for a chat). */
+  recentInsights(minImportance: number, hours: number, limit: number): Promise<MemoryRow[]> {
+    return recentInsights(this.deps.pool, minImportance, hours, limit);
   }
 
   get(id: string): Promise<MemoryRow | undefined> {

@@ -1,5 +1,6 @@
-// What Psyche brings to a turn: its mood and the memories most relevant to the latest user
-// message, as a system message within a token budget.
+// What Psyche brings to a turn: its mood, the memories most relevant to the latest user
+// message, and, set apart as background, significant insights from its recent reflection and
+// dreams, as a system message within a token budget. Dreams reach a chat only that way.
 import type { Logger } from "../log.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
 import { describeMood } from "../mood/mood.js";
@@ -19,7 +20,12 @@ export interface RecallDeps {
   countTokens: (text: string) => number;
   /** Memories considered before the budget cuts. Default 8. */
   maxMemories?: number;
+  /** Recent insights offered as background: how many, from how many hours back, how significant. Default 2, 24, 0.3. */
+  insights?: { limit: number; hours: number; minImportance: number } | undefined;
 }
+
+export const BACKGROUND_HEADER =
+  "Background from your own recent reflection and dreams, not from this conversation (the user has not seen it; use it only if it helps):";
 
 const age = (then: Date, now: Date): string => {
   const days = Math.floor((now.getTime() - then.getTime()) / 86_400_000);
@@ -35,23 +41,31 @@ export class MemoryRecall implements Recall {
   async contextFor(query: string, signal?: AbortSignal): Promise<string> {
     if (this.deps.budgetTokens <= 0) return "";
     const now = new Date();
-    const [mood, recalled] = await Promise.all([
+    const insights = this.deps.insights ?? { limit: 2, hours: 24, minImportance: 0.3 };
+    const [mood, recalled, background] = await Promise.all([
       this.deps.mood.current(now),
       query.trim() ? this.deps.memory.search(query, this.deps.maxMemories ?? 8, signal) : Promise.resolve([]),
+      insights.limit > 0 ? this.deps.memory.recentInsights(insights.minImportance, insights.hours, insights.limit) : Promise.resolve([]),
     ]);
     const lines = [describeMood(mood)];
     let used = this.deps.countTokens(lines[0]!);
-    const header = "Things you remember that may bear on this (most relevant first):";
-    const items: string[] = [];
-    for (const { memory } of recalled) {
-      const item = `- (${age(memory.created_at, now)}) ${memory.content.replace(/\s+/g, " ").trim()}`;
-      const cost = this.deps.countTokens(item) + (items.length === 0 ? this.deps.countTokens(header) : 0);
-      if (used + cost > this.deps.budgetTokens) break;
-      used += cost;
-      items.push(item);
-    }
+    const take = (header: string, texts: { created_at: Date; content: string }[]): string[] => {
+      const items: string[] = [];
+      for (const m of texts) {
+        const item = `- (${age(m.created_at, now)}) ${m.content.replace(/\s+/g, " ").trim()}`;
+        const cost = this.deps.countTokens(item) + (items.length === 0 ? this.deps.countTokens(header) : 0);
+        if (used + cost > this.deps.budgetTokens) break;
+        used += cost;
+        items.push(item);
+      }
+      return items.length ? [header, ...items] : [];
+    };
+    // Dream text is not a memory of the world: it comes only as background, set apart.
+    const remembered = recalled.map((r) => r.memory).filter((m) => m.kind !== "dream");
+    lines.push(...take("Things you remember that may bear on this (most relevant first):", remembered));
+    const offered = new Set(remembered.map((m) => m.id));
+    lines.push(...take(BACKGROUND_HEADER, background.filter((m) => !offered.has(m.id))));
     if (used > this.deps.budgetTokens) return "";
-    if (items.length) lines.push(header, ...items);
     return lines.join("\n");
   }
 }

@@ -34,4 +34,19 @@ export class MoodKeeper {
       return insertEmotion(client, { ...mood, cause, sourceId, stimulus });
     });
   }
+
+  /**
+   * Writes the mood's decay toward the baseline into the log (the maintenance schedule), so
+   * SQL over emotion_log shows it settling; nothing when it has moved less than `minStep`.
+   */
+  async decay(minStep = 0.01, now = new Date()): Promise<EmotionRow | undefined> {
+    return inTransaction(this.pool, async (client) => {
+      await client.query("select pg_advisory_xact_lock($1)", [MOOD_LOCK]);
+      const row = await latestEmotion(client);
+      if (!row) return undefined;
+      const mood = decayedMood(stateOf(row), now, this.settings);
+      if (Math.abs(mood.valence - row.valence) < minStep && Math.abs(mood.arousal - row.arousal) < minStep) return undefined;
+      return insertEmotion(client, { ...mood, cause: "decay", sourceId: null, stimulus: null });
+    });
+  }
 }

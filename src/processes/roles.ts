@@ -16,6 +16,7 @@ import { MemoryRecall } from "../memory/recall.js";
 import { MemoryWorker } from "../memory/memory-worker.js";
 import { MemoryTools } from "../memory/memory-tools.js";
 import { DreamScheduler } from "../dreams/scheduler.js";
+import { defaultDreamSettings } from "../dreams/settings.js";
 
 export interface Shared {
   config: Config;
@@ -60,6 +61,7 @@ export async function startWebRole(s: Shared, db: DatabaseHandles, mem: MemorySe
     pollMs: config.pollMs,
     apiKey: config.apiKey,
     workerStaleMs: config.heartbeatMs * 5,
+    dreamDefaults: defaultDreamSettings(config),
   });
   const server = await listen(app, config.host, config.port);
   s.stack.push("http server", () => server.close(config.shutdownGraceSeconds * 1000));
@@ -74,6 +76,7 @@ export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine:
     log: s.log,
     pollMs: s.config.pollMs,
     purgeAfterSeconds: s.config.memoryPurgeAfterSeconds,
+    dreamDefaults: defaultDreamSettings(s.config),
   });
   await memoryWorker.start();
   s.stack.push("memory worker", () => memoryWorker.stop());
@@ -99,13 +102,8 @@ export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine:
   const scheduler = new DreamScheduler({
     ...db,
     log: s.log,
-    everyMs: Math.max(250, Math.min(5000, config.dreamDelaySeconds * 250)),
-    schedule: {
-      delaySeconds: config.dreamDelaySeconds,
-      cooldownSeconds: config.dreamCooldownSeconds,
-      wakeLockSeconds: config.wakeLockSeconds,
-      maxTokens: config.dreamMaxTokens,
-    },
+    defaults: defaultDreamSettings(config),
+    everyMs: Math.max(250, Math.min(2000, config.pollMs * 5)),
   });
   scheduler.start();
   s.stack.push("dream scheduler", () => scheduler.stop());

@@ -24,7 +24,7 @@ t.teardown(async () => {
 
 const db = await startCli(["db", "--db-port", "0"], quietEnv, /(postgresql:\/\/\S+)/);
 procs.push(db);
-const env = { ...quietEnv, DATABASE_URL: db.match[1]!, PSYCHE_POLL_MS: "100", PSYCHE_HEARTBEAT_MS: "500", PSYCHE_THREADS: "1", PSYCHE_MAX_TOKENS: "4000" };
+const env = { ...quietEnv, DATABASE_URL: db.match[1]!, PSYCHE_POLL_MS: "100", PSYCHE_HEARTBEAT_MS: "500", PSYCHE_THREADS: "1", PSYCHE_MAX_TOKENS: "4000", PSYCHE_DREAM_DELAY_SECONDS: "0" };
 const pool = createPool(env.DATABASE_URL, 2);
 
 t.test("migrate applies, then finds nothing to do", async (t) => {

@@ -1,5 +1,6 @@
 // Starts a real Psyche (embedded Postgres, pg-boss, tiny GGUF model, HTTP on port 0) for a
-// test file, in a tap test directory that is kept when the test fails.
+// test file, in a tap test directory that is kept when the test fails. Nothing dreams by
+// itself unless a test asks (dreamDelaySeconds).
 import type { Test } from "tap";
 import { loadConfig, type Config } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
@@ -8,7 +9,7 @@ import type { InferenceEngine } from "../../src/inference/engine.js";
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
   return loadConfig(
-    { dataDir, port: 0, dbPort: 0, threads: 1, embeddingThreads: 1, contextSize: 4096, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, ...overrides },
+    { dataDir, port: 0, dbPort: 0, threads: 1, embeddingThreads: 1, contextSize: 4096, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, dreamDelaySeconds: 0, ...overrides },
     {},
   );
 }

@@ -4,7 +4,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { purgeDeletedMemories } from "../../src/db/sql/memories.js";
 import { EmbedderError, ThreadEmbedder } from "../../src/memory/embedder.js";
-import { MemoryRecall } from "../../src/memory/recall.js";
+import { BACKGROUND_HEADER, MemoryRecall } from "../../src/memory/recall.js";
 import { ThreadScorer } from "../../src/memory/scorer.js";
 import { createLogger } from "../../src/log.js";
 import { startPsyche } from "../helpers/psyche.js";
@@ -84,6 +84,28 @@ t.test("recall: mood and relevant memories in the prompt, within the token budge
   t.match(small, /mood/);
   const off = new MemoryRecall({ memory, mood, log, budgetTokens: 0, countTokens });
   t.equal(await off.contextFor("Anna"), "");
+});
+
+t.test("recall: recent significant insights and dreams come only as set-apart background", async (t) => {
+  const countTokens = (text: string) => Math.ceil(text.length / 4);
+  const recall = new MemoryRecall({ memory, mood, log: createLogger("silent"), budgetTokens: 400, countTokens });
+  const dream = await memory.remember({ kind: "dream", content: "A lighthouse sang to the harbour seals all night", importance: 0.8, sourceKind: "dream" });
+  // Insights are memories too, recalled when relevant; these three are not relevant to the query.
+  await memory.remember({ kind: "insight", content: "Mornings go better after a short walk", importance: 0.6, sourceKind: "dream" });
+  await memory.remember({ kind: "insight", content: "Tea tastes sweeter from blue cups", importance: 0.1, sourceKind: "dream" });
+  const old = await memory.remember({ kind: "insight", content: "Winters used to feel longer", importance: 0.9, sourceKind: "dream" });
+  await pool.query("update memories set created_at = now() - interval '3 days' where id = $1", [old.memory.id]);
+  const context = await recall.contextFor("the lighthouse keeper");
+  const [before, background = ""] = context.split(BACKGROUND_HEADER);
+  t.ok(background, "a background section");
+  t.notMatch(before!, /sang to the harbour seals/, "the dream is not among the things remembered");
+  t.match(background, /sang to the harbour seals/, "the recent significant dream is background");
+  t.match(background, /Mornings go better/, "the recent significant insight is background");
+  t.notMatch(context, /blue cups/, "an insignificant insight is not offered");
+  t.notMatch(context, /Winters used to/, "an old insight is not offered");
+  const none = new MemoryRecall({ memory, mood, log: createLogger("silent"), budgetTokens: 400, countTokens, insights: { limit: 0, hours: 24, minImportance: 0.3 } });
+  t.notMatch(await none.contextFor("the lighthouse keeper"), /sang to the harbour seals/, "without background, no dream at all");
+  await memory.forget(dream.memory.id, true);
 });
 
 t.test("a thread that throws does not take the process down", async (t) => {

@@ -1,8 +1,10 @@
 import type { Queryable } from "../pool.js";
 
+export type JournalKind = "dream" | "reflect" | "idle" | "consolidate";
+
 export interface DreamRow {
   id: string;
-  kind: "dream" | "reflect" | "idle";
+  kind: JournalKind;
   status: "dreaming" | "done" | "interrupted" | "failed";
   job_id: string | null;
   focus: string | null;
@@ -20,8 +22,18 @@ export interface DreamRow {
   error: string | null;
 }
 
-export async function startDream(db: Queryable, d: { id: string; jobId: string; focus: string | null; seedMemoryIds: string[]; model: string }): Promise<void> {
-  await db.query(`insert into dream_journal (id, job_id, focus, seed_memory_ids, model) values ($1, $2, $3, $4::uuid[], $5)`, [d.id, d.jobId, d.focus, d.seedMemoryIds, d.model]);
+export async function startDream(
+  db: Queryable,
+  d: { id: string; kind?: JournalKind; jobId: string | null; focus: string | null; seedMemoryIds: string[]; model: string },
+): Promise<void> {
+  await db.query(`insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model) values ($1, $2, $3, $4, $5::uuid[], $6)`, [
+    d.id,
+    d.kind ?? "dream",
+    d.jobId,
+    d.focus,
+    d.seedMemoryIds,
+    d.model,
+  ]);
 }
 
 export async function endDream(
@@ -40,9 +52,61 @@ export async function scoreDream(db: Queryable, id: string, s: { importance: num
   await db.query(`update dream_journal set significance = $2, valence = $3, arousal = $4 where id = $1`, [id, s.importance, s.valence, s.arousal]);
 }
 
-export async function recentDreams(db: Queryable, limit: number): Promise<DreamRow[]> {
-  const res = await db.query<DreamRow>(`select * from dream_journal order by started_at desc limit $1`, [limit]);
+export interface JournalFilter {
+  limit: number;
+  kind?: JournalKind | undefined;
+  status?: DreamRow["status"] | undefined;
+  /** Entries that began before this (paging back). */
+  before?: Date | undefined;
+  jobId?: string | undefined;
+}
+
+/** Newest first. */
+export async function recentDreams(db: Queryable, f: JournalFilter): Promise<DreamRow[]> {
+  const res = await db.query<DreamRow>(
+    `select * from dream_journal
+     where ($2::text is null or kind = $2) and ($3::text is null or status = $3)
+       and ($4::timestamptz is null or started_at < $4) and ($5::uuid is null or job_id = $5)
+     order by started_at desc, id limit $1`,
+    [f.limit, f.kind ?? null, f.status ?? null, f.before ?? null, f.jobId ?? null],
+  );
   return res.rows;
+}
+
+export interface ReverieJobRow {
+  id: string;
+  name: string;
+  state: string;
+  data: Record<string, unknown>;
+  created_on: Date;
+  started_on: Date | null;
+  completed_on: Date | null;
+  output: unknown;
+}
+
+/** A dream, reflection or consolidation job as pg-boss holds it (queued through the API or the schedule). */
+export async function reverieJob(db: Queryable, id: string, queues: readonly string[]): Promise<ReverieJobRow | undefined> {
+  const res = await db.query<ReverieJobRow>(
+    `select id, name, state::text as state, data, created_on, started_on, completed_on, output from pgboss.job where id = $1 and name = any($2::text[])`,
+    [id, queues],
+  );
+  return res.rows[0];
+}
+
+/** Chat turns waiting for the worker (their place in line under do-not-disturb). */
+export async function chatsWaiting(db: Queryable): Promise<number> {
+  const res = await db.query<{ n: number }>(`select count(*)::int as n from turns where status = 'queued'`);
+  return res.rows[0]?.n ?? 0;
+}
+
+/** Whether a reverie is queued, running or being written. */
+export async function reverieUnderway(db: Queryable, queue: string): Promise<boolean> {
+  const res = await db.query<{ yes: boolean }>(
+    `select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active') and data->>'kind' in ('dream', 'reflect', 'idle'))
+       or exists (select 1 from dream_journal where status = 'dreaming' and kind <> 'consolidate') as yes`,
+    [queue],
+  );
+  return res.rows[0]?.yes ?? false;
 }
 
 /** Dream seeds: the most recent, the most important, and a few at random. */
@@ -58,8 +122,45 @@ export async function dreamSeeds(db: Queryable, each: number): Promise<{ id: str
   return res.rows;
 }
 
+/** Memories from a conversation's latest turns (what an idle thought turns over). */
+export async function conversationSeeds(db: Queryable, conversationId: string, turns: number): Promise<{ id: string; content: string }[]> {
+  const res = await db.query<{ id: string; content: string }>(
+    `select m.id, m.content from memories m
+     where m.deleted_at is null and m.source_kind = 'turn'
+       and m.source_id in (select id::text from turns where conversation_id = $1 order by created_at desc limit $2)
+     order by m.created_at`,
+    [conversationId, turns],
+  );
+  return res.rows;
+}
+
+/** The last finished reflection began here (null: never). */
+const LAST_REFLECTION = `coalesce((select max(started_at) from dream_journal where kind = 'reflect' and status = 'done'), '-infinity')`;
+
+/** What a reflection draws on: the most important memories since the last one (not dreams). */
+export async function reflectionSources(db: Queryable, limit: number): Promise<{ id: string; content: string }[]> {
+  const res = await db.query<{ id: string; content: string }>(
+    `select id, content from memories
+     where deleted_at is null and kind <> 'dream' and created_at > ${LAST_REFLECTION}
+     order by importance desc, created_at desc limit $1`,
+    [limit],
+  );
+  return res.rows;
+}
+
+/** The summed importance of experience (episodic and semantic memories) since the last reflection. */
+export async function importanceSinceReflection(db: Queryable): Promise<number> {
+  const res = await db.query<{ sum: number }>(
+    `select coalesce(sum(importance), 0)::float8 as sum from memories
+     where deleted_at is null and kind in ('episodic', 'semantic') and created_at > ${LAST_REFLECTION}`,
+  );
+  return res.rows[0]?.sum ?? 0;
+}
+
 export interface DreamState {
   state: "sleeping" | "dreaming" | "waking" | "awake";
+  /** What is running: dream, idle (thought) or reflect; null when none. */
+  kind: JournalKind | null;
   since: Date | null;
   focus: string | null;
   dream_id: string | null;
@@ -71,14 +172,14 @@ export interface DreamState {
  * `awakeSeconds` of the last turn, otherwise sleeping.
  */
 export async function dreamState(db: Queryable, awakeSeconds: number): Promise<DreamState> {
-  const res = await db.query<{ dream_id: string | null; dream_started: Date | null; focus: string | null; last_turn: Date | null; chat_waiting: boolean }>(
-    `select d.id as dream_id, d.started_at as dream_started, d.focus,
+  const res = await db.query<{ dream_id: string | null; kind: JournalKind | null; dream_started: Date | null; focus: string | null; last_turn: Date | null; chat_waiting: boolean }>(
+    `select d.id as dream_id, d.kind, d.started_at as dream_started, d.focus,
        (select max(coalesce(finished_at, created_at)) from turns) as last_turn,
        exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= d.started_at) as chat_waiting
-     from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' order by started_at desc limit 1) d on true`,
+     from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' and kind <> 'consolidate' order by started_at desc limit 1) d on true`,
   );
   const r = res.rows[0]!;
-  if (r.dream_id) return { state: r.chat_waiting ? "waking" : "dreaming", since: r.dream_started, focus: r.focus, dream_id: r.dream_id };
+  if (r.dream_id) return { state: r.chat_waiting ? "waking" : "dreaming", kind: r.kind, since: r.dream_started, focus: r.focus, dream_id: r.dream_id };
   const awake = r.last_turn !== null && Date.now() - r.last_turn.getTime() < awakeSeconds * 1000;
-  return { state: awake ? "awake" : "sleeping", since: r.last_turn, focus: null, dream_id: null };
+  return { state: awake ? "awake" : "sleeping", kind: null, since: r.last_turn, focus: null, dream_id: null };
 }

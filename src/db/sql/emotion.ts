@@ -1,6 +1,6 @@
 import type { Queryable } from "../pool.js";
 
-export type EmotionCause = "turn" | "dream" | "api";
+export type EmotionCause = "turn" | "dream" | "api" | "decay";
 
 export interface EmotionRow {
   id: number;

@@ -226,3 +226,17 @@ export async function memoryFromSource(db: Queryable, sourceKind: MemorySourceKi
   const res = await db.query(`select 1 from memories where source_kind = $1 and source_id = $2 limit 1`, [sourceKind, sourceId]);
   return (res.rowCount ?? 0) > 0;
 }
+
+/**
+ * Significant insights and dreams from the last `hours`, newest first: what a chat may be
+ * offered as background after Psyche has been dreaming.
+ */
+export async function recentInsights(db: Queryable, minImportance: number, hours: number, limit: number): Promise<MemoryRow[]> {
+  const res = await db.query<MemoryRow>(
+    `select ${COLUMNS} from memories
+     where deleted_at is null and kind in ('insight', 'dream') and importance >= $1 and created_at > now() - make_interval(hours => $2)
+     order by created_at desc limit $3`,
+    [minImportance, hours, limit],
+  );
+  return res.rows;
+}

@@ -1,28 +1,41 @@
-// Dream jobs and the dream journal. (Scheduling by idleness, status, wake, config and DND are
-// the rest of the dreams issue.)
+// Dream jobs (dream, reflect, consolidate, in batches), their status, the dream journal, the
+// dream state, and waking. Settings and do-not-disturb are in dream-config.ts.
 import { Hono } from "hono";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { dreamState, recentDreams } from "../../db/sql/dreams.js";
-import { DREAM_SIGNAL } from "../../dreams/dream.js";
+import { dreamState, recentDreams, reverieJob } from "../../db/sql/dreams.js";
+import { DREAM_SIGNAL, WAKE_SIGNAL } from "../../dreams/dream.js";
+import { readDreamSettings, setDoNotDisturb } from "../../dreams/settings.js";
 import { Channel } from "../../jobs/bus.js";
-import { type DreamJob, INFERENCE_QUEUE, Priority } from "../../jobs/queue.js";
+import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, Priority, type ReverieJob } from "../../jobs/queue.js";
 import type { HttpDeps } from "../deps.js";
-import { fromZodError, invalidRequest } from "../errors.js";
+import { ApiError, fromZodError, invalidRequest } from "../errors.js";
 import { readJsonObject } from "../read-json.js";
 
-const DreamJobsRequestSchema = z.strictObject({
-  kind: z.literal("dream", { error: 'kind must be "dream" (reflect and consolidate come later)' }),
-  count: z.number().int().min(1).max(20).default(1),
-  focus: z.string().trim().min(1).max(500).optional(),
-  max_tokens: z.number().int().positive().max(8192).default(512),
-});
+const DreamJobsRequestSchema = z
+  .strictObject({
+    kind: z.enum(["reflect", "dream", "consolidate"], { error: 'kind must be "reflect", "dream" or "consolidate"' }),
+    count: z.number().int().min(1).max(20).default(1),
+    focus: z.string().trim().min(1).max(500).optional(),
+    max_tokens: z.number().int().positive().max(8192).optional(),
+  })
+  .refine((r) => r.kind !== "consolidate" || (r.focus === undefined && r.max_tokens === undefined), {
+    message: "a consolidation takes neither focus nor max_tokens",
+    path: ["kind"],
+  });
 
 /** After a turn, Psyche counts as awake this long. */
 const AWAKE_SECONDS = 60;
-const WAKE_SIGNAL = "wake";
 
-const JournalQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(200).default(20) });
+const JournalQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(20),
+  kind: z.enum(["dream", "reflect", "idle", "consolidate"]).optional(),
+  status: z.enum(["dreaming", "done", "interrupted", "failed"]).optional(),
+  /** An ISO time: entries that began before it (the previous page's next_before). */
+  before: z.iso.datetime({ offset: true }).transform((s) => new Date(s)).optional(),
+});
+
+const JOB_STATES: Record<string, string> = { created: "queued", retry: "queued", active: "running", completed: "completed", cancelled: "cancelled", failed: "failed" };
 
 export function dreamRoutes(deps: HttpDeps): Hono {
   const app = new Hono();
@@ -30,23 +43,61 @@ export function dreamRoutes(deps: HttpDeps): Hono {
   app.post("/dream/jobs", async (c) => {
     const parsed = DreamJobsRequestSchema.safeParse(await readJsonObject(c));
     if (!parsed.success) throw fromZodError(parsed.error);
-    const { count, focus, max_tokens } = parsed.data;
+    const { kind, count, focus } = parsed.data;
+    const { settings } = await readDreamSettings(deps.pool, deps.dreamDefaults);
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
-      const job: DreamJob = { kind: "dream", focus: focus ?? null, maxTokens: max_tokens };
-      const id = await deps.boss.send(INFERENCE_QUEUE, job, { id: randomUUID(), priority: Priority.dream, retryLimit: 0 });
-      if (!id) throw invalidRequest("the queue did not accept the dream job");
+      let id: string | null;
+      if (kind === "consolidate") {
+        const job: ConsolidateJob = { kind };
+        id = await deps.boss.send(MAINTENANCE_QUEUE, job, { id: randomUUID(), priority: Priority.maintenance, retryLimit: 2 });
+      } else {
+        const maxTokens = parsed.data.max_tokens ?? (kind === "dream" ? settings.dream_max_tokens : settings.reflection_max_tokens);
+        const job: ReverieJob =
+          kind === "dream"
+            ? { kind, focus: focus ?? null, maxTokens, maxSeconds: settings.dream_max_seconds, temperature: settings.dream_temperature }
+            : { kind, focus: focus ?? null, maxTokens, maxSeconds: settings.dream_max_seconds };
+        id = await deps.boss.send(INFERENCE_QUEUE, job, { id: randomUUID(), priority: Priority.dream, retryLimit: 0 });
+      }
+      if (!id) throw new ApiError(503, "service_unavailable", "the queue did not accept the job");
       ids.push(id);
     }
-    deps.bus.notify(Channel.jobs, DREAM_SIGNAL);
-    return c.json({ object: "list", data: ids.map((id) => ({ object: "dream.job", id, kind: "dream", status: "queued" })) }, 202);
+    deps.bus.notify(kind === "consolidate" ? Channel.memory : Channel.jobs, DREAM_SIGNAL);
+    return c.json({ object: "list", data: ids.map((id) => ({ object: "dream.job", id, kind, focus: focus ?? null, status: "queued" })) }, 202);
   });
 
-  app.get("/dream/status", async (c) => c.json({ object: "dream.status", ...(await dreamState(deps.pool, AWAKE_SECONDS)) }));
+  app.get("/dream/jobs/:id", async (c) => {
+    const id = c.req.param("id");
+    if (!z.uuid().safeParse(id).success) throw invalidRequest(`'${id}' is not a job id (a UUID)`, "id");
+    const job = await reverieJob(deps.pool, id, [INFERENCE_QUEUE, MAINTENANCE_QUEUE]);
+    const kind = job?.data["kind"];
+    if (!job || (kind !== "dream" && kind !== "reflect" && kind !== "consolidate" && kind !== "idle")) {
+      throw new ApiError(404, "not_found_error", `No dream job '${id}'`, { param: "id", code: "job_not_found" });
+    }
+    const journal = await recentDreams(deps.pool, { limit: 20, jobId: id });
+    return c.json({
+      object: "dream.job",
+      id,
+      kind,
+      focus: (job.data["focus"] as string | null | undefined) ?? null,
+      status: JOB_STATES[job.state] ?? job.state,
+      created_at: job.created_on,
+      started_at: job.started_on,
+      completed_at: job.completed_on,
+      error: job.state === "failed" ? job.output : null,
+      journal,
+    });
+  });
 
-  // Wakes a running dream in this process's worker (and, where LISTEN/NOTIFY reaches, any).
+  app.get("/dream/status", async (c) => {
+    const [state, { dndUntil, dndReason }] = await Promise.all([dreamState(deps.pool, AWAKE_SECONDS), readDreamSettings(deps.pool, deps.dreamDefaults)]);
+    return c.json({ object: "dream.status", ...state, can_interrupt: dndUntil === null, dnd_until: dndUntil, dnd_reason: dndReason });
+  });
+
+  // Wakes a running reverie, do-not-disturb or not (and ends do-not-disturb).
   app.post("/dream/wake", async (c) => {
     const before = await dreamState(deps.pool, AWAKE_SECONDS);
+    await setDoNotDisturb(deps.pool, null, null);
     deps.bus.notify(Channel.jobs, WAKE_SIGNAL);
     return c.json({ object: "dream.wake", was: before.state, dream_id: before.dream_id });
   });
@@ -54,7 +105,11 @@ export function dreamRoutes(deps: HttpDeps): Hono {
   app.get("/dream/journal", async (c) => {
     const parsed = JournalQuerySchema.safeParse(c.req.query());
     if (!parsed.success) throw fromZodError(parsed.error);
-    return c.json({ object: "list", data: await recentDreams(deps.pool, parsed.data.limit) });
+    const { limit } = parsed.data;
+    const rows = await recentDreams(deps.pool, { ...parsed.data, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    return c.json({ object: "list", data: page, has_more: hasMore, next_before: hasMore ? page.at(-1)!.started_at : null });
   });
 
   return app;

@@ -1,0 +1,65 @@
+// Consolidation (maintenance priority, no model): near-duplicate memories are folded into one,
+// the survivor keeping the higher importance, the citations and a count of what it absorbed.
+// Each run is a journal entry of kind `consolidate`.
+import { randomUUID } from "node:crypto";
+import { inTransaction, type Pool } from "../db/pool.js";
+import { foldMemory, lastConsolidation, nearDuplicates, survivorOf } from "../db/sql/consolidation.js";
+import { endDream, startDream } from "../db/sql/dreams.js";
+import type { Logger } from "../log.js";
+import type { Memory } from "../memory/memory.js";
+
+/** Serialises with memory stores (memory/memory.ts takes the same lock to check for twins). */
+const STORE_LOCK = 7_415_002;
+/** Memories looked at per run. */
+const PER_RUN = 2000;
+
+export interface ConsolidationDeps {
+  pool: Pool;
+  memory: Memory;
+  log: Logger;
+}
+
+export interface Consolidated {
+  journalId: string;
+  folded: number;
+}
+
+/**
+ * Folds near-duplicates among memories created since the last finished consolidation (all of
+ * them with `everything`). Idempotent: a retried run finds what is left.
+ */
+export async function consolidate(
+  deps: ConsolidationDeps,
+  opts: { similarity: number; everything: boolean; jobId: string | null; signal?: AbortSignal },
+): Promise<Consolidated> {
+  const journalId = randomUUID();
+  const since = opts.everything ? null : await lastConsolidation(deps.pool);
+  await startDream(deps.pool, { id: journalId, kind: "consolidate", jobId: opts.jobId, focus: null, seedMemoryIds: [], model: deps.memory.space.embedder });
+  const folded: { keep: string; gone: string; similarity: number }[] = [];
+  try {
+    const pairs = await nearDuplicates(deps.pool, deps.memory.space, since, opts.similarity, PER_RUN);
+    const touched = new Set<string>();
+    for (const pair of pairs) {
+      if (opts.signal?.aborted) break;
+      if (touched.has(pair.id) || touched.has(pair.twin)) continue;
+      const done = await inTransaction(deps.pool, async (client) => {
+        await client.query("select pg_advisory_xact_lock($1)", [STORE_LOCK]);
+        const which = await survivorOf(client, pair.id, pair.twin);
+        if (!which) return undefined;
+        return (await foldMemory(client, which.keep, which.gone)) ? which : undefined;
+      });
+      touched.add(pair.id).add(pair.twin);
+      if (done) folded.push({ ...done, similarity: pair.similarity });
+    }
+  } catch (err) {
+    await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });
+    throw err;
+  }
+  const content = folded.length
+    ? `Folded ${folded.length} near-duplicate ${folded.length === 1 ? "memory" : "memories"}:\n${folded.map((f) => `${f.gone} into ${f.keep} (similarity ${f.similarity.toFixed(3)})`).join("\n")}`
+    : "Nothing to fold.";
+  await deps.pool.query("update dream_journal set seed_memory_ids = $2::uuid[] where id = $1", [journalId, folded.map((f) => f.keep)]);
+  await endDream(deps.pool, journalId, { status: "done", content, tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null });
+  if (folded.length) deps.log.info({ journalId, folded: folded.length }, "consolidated memories");
+  return { journalId, folded: folded.length };
+}
