@@ -73,6 +73,9 @@ export function toChatHistory(messages: readonly PromptMessage[], partialRespons
   return history;
 }
 
+/** Tokens read per step of an interruptible prompt (dreams). */
+const PROMPT_CHUNK = 8;
+
 export class LlamaEngine implements InferenceEngine {
   readonly modelName: string;
   private readonly chatWrapper: ChatWrapper;
@@ -126,6 +129,24 @@ export class LlamaEngine implements InferenceEngine {
     return contextText.tokenize(this.options.model.tokenizer).length;
   }
 
+  /**
+   * Reads a prompt into the chat's sequence a few tokens at a time, stopping between chunks
+   * when `signal` aborts. node-llama-cpp checks its signal only between generated tokens: a
+   * dream woken while reading a long prompt would otherwise finish reading it first (hundreds
+   * of ms on a CPU). generateResponse then finds the prefix evaluated and reads only the rest.
+   */
+  private async readPrompt(chat: LlamaChat, history: ChatHistoryItem[], signal: AbortSignal): Promise<void> {
+    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: history });
+    const tokens = contextText.tokenize(this.options.model.tokenizer);
+    // The last few tokens are left to generateResponse, which renders the reply's opening after them.
+    const prefix = tokens.slice(0, Math.max(0, tokens.length - 4));
+    const sequence = chat.sequence;
+    await sequence.adaptStateToTokens(prefix, false);
+    for (let at = sequence.nextTokenIndex; at < prefix.length && !signal.aborted; at = sequence.nextTokenIndex) {
+      await sequence.evaluateWithoutGeneratingNewTokens(prefix.slice(at, at + PROMPT_CHUNK));
+    }
+  }
+
   generate(request: GenerateRequest): Promise<GenerateResult> {
     // One generation at a time on the chat sequence.
     const run = this.queue.then(() => this.generateNow(request));
@@ -141,6 +162,10 @@ export class LlamaEngine implements InferenceEngine {
     let unreported = 0;
     let text = "";
     if (request.signal?.aborted) return { text, finishReason: "cancelled", promptTokens, completionTokens, toolCalls: [] };
+    if (request.sequence === "dream" && request.signal) {
+      await this.readPrompt(this.chatSession("dream"), history, request.signal);
+      if (request.signal.aborted) return { text, finishReason: "cancelled", promptTokens, completionTokens, toolCalls: [] };
+    }
     // A forced call ends when its arguments are a whole JSON object: a model that does not
     // write the wrapper's closing syntax after them (a random one) would otherwise go on.
     const calls: { name: string; params: string; complete: boolean }[] = [];
