@@ -126,11 +126,14 @@ if (wake) {
   const ms = (s: { p50: number; p95: number; max: number }) => `${f1(s.p50)} / ${f1(s.p95)} / ${f1(s.max)}`;
   wakeTable.push(
     "",
-    `Dreams, measured ${String(wake.date).slice(0, 10)} on ${wake.model} with ${wake.threads} threads, ${wake.trials} trials: a chat arrives at a random moment 0.2–1 s into a dream. Wake latency runs from the worker's receipt of the chat's signal to the dream's generation stopped.`,
+    `Dreams, measured ${String(wake.date).slice(0, 10)} on ${wake.model} with ${wake.threads} threads, ${wake.trials} trials: a chat arrives at a random moment 0.2–1 s into a dream. Wake latency from the request: the chat request leaving the client to the dream's journal entry closed as interrupted (written just after its generation stopped). In the worker: its receipt of the chat's signal to the dream's generation stopped.`,
     "",
     "| measure | p50 / p95 / max (ms) | target | met |",
     "| --- | --- | --- | --- |",
-    `| wake latency | ${ms(wake.wakeLatencyMs)} | p95 < 100, max < 1000 | ${pass(wake.wakeLatencyMs.p95 < 100 && wake.wakeLatencyMs.max < 1000)} |`,
+    ...(wake.wakeFromRequestMs
+      ? [`| wake latency, from the request | ${ms(wake.wakeFromRequestMs)} | p95 < 100, max < 1000 | ${pass(wake.wakeFromRequestMs.p95 < 100 && wake.wakeFromRequestMs.max < 1000)} |`]
+      : []),
+    `| wake latency, in the worker | ${ms(wake.wakeLatencyMs)} | p95 < 100, max < 1000 | ${pass(wake.wakeLatencyMs.p95 < 100 && wake.wakeLatencyMs.max < 1000)} |`,
     `| chat time to first token, worker idle | ${ms(wake.ttftIdleMs)} | | |`,
     `| chat time to first token, dream running | ${ms(wake.ttftDreamingMs)} | p95 grows < 100 ms | ${pass(wake.ttftGrowthP95Ms < 100)} (${signed(wake.ttftGrowthP95Ms)} ms) |`,
   );

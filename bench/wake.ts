@@ -1,6 +1,8 @@
-// Wake benchmark: a chat arrives while a dream is generating. Wake latency (the worker's
-// receipt of the chat's signal to the dream's generation stopped, from the journal) and the
-// chat's time to first token with a dream running vs with the worker idle, in one run.
+// Wake benchmark: a chat arrives while a dream is generating. Wake latency, two ways: from the
+// chat request leaving the client to the dream stopped (the journal's ended_at, which is
+// written just after), and from the worker's receipt of the chat's signal (the journal's
+// wake_latency_ms); and the chat's time to first token with a dream running vs with the
+// worker idle, in one run.
 import OpenAI from "openai";
 import type { Config } from "../src/config.js";
 import type { InferenceEngine } from "../src/inference/engine.js";
@@ -16,6 +18,8 @@ export interface Spread {
 export interface WakeResult {
   trials: number;
   wakeLatencyMs: Spread;
+  /** From the chat request's start to the dream's journal entry closed. */
+  wakeFromRequestMs: Spread;
   ttftIdleMs: Spread;
   ttftDreamingMs: Spread;
   /** p95 with a dream running minus p95 idle. */
@@ -41,6 +45,7 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "bench", maxRetries: 0 });
   const pool = psyche.db.pool;
   const wake: number[] = [];
+  const fromRequest: number[] = [];
   const idle: number[] = [];
   const dreaming: number[] = [];
   try {
@@ -55,12 +60,18 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
       }
       // Arrive at a random point: in the dream's prompt reading or its decoding.
       await new Promise((r) => setTimeout(r, 200 + Math.random() * 800));
+      const asked = Date.now();
       const dreamTtft = await ttft(client, `dream ${i}: what did you dream about?`);
       let latency: number | null = null;
+      let sinceAsked: number | null = null;
       for (;;) {
-        const row = await pool.query<{ status: string; wake_latency_ms: number | null }>("select status, wake_latency_ms from dream_journal where job_id = $1", [jobId]);
+        const row = await pool.query<{ status: string; wake_latency_ms: number | null; ended: number | null }>(
+          "select status, wake_latency_ms, extract(epoch from ended_at)::float8 * 1000 as ended from dream_journal where job_id = $1",
+          [jobId],
+        );
         if (row.rows[0]?.status !== "dreaming") {
           latency = row.rows[0]?.wake_latency_ms ?? null;
+          sinceAsked = row.rows[0]?.status === "interrupted" && row.rows[0].ended !== null ? row.rows[0].ended - asked : null;
           break;
         }
         await new Promise((r) => setTimeout(r, 5));
@@ -69,11 +80,12 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
       idle.push(idleTtft);
       dreaming.push(dreamTtft);
       if (latency !== null) wake.push(latency);
+      if (sinceAsked !== null) fromRequest.push(sinceAsked);
     }
   } finally {
     await psyche.stop();
   }
   const ttftIdleMs = spread(idle);
   const ttftDreamingMs = spread(dreaming);
-  return { trials, wakeLatencyMs: spread(wake), ttftIdleMs, ttftDreamingMs, ttftGrowthP95Ms: ttftDreamingMs.p95 - ttftIdleMs.p95 };
+  return { trials, wakeLatencyMs: spread(wake), wakeFromRequestMs: spread(fromRequest), ttftIdleMs, ttftDreamingMs, ttftGrowthP95Ms: ttftDreamingMs.p95 - ttftIdleMs.p95 };
 }

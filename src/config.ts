@@ -86,6 +86,8 @@ export const ConfigSchema = z.object({
   /** A dream's budget: tokens, and seconds. */
   dreamMaxTokens: positiveInt.max(8192).default(512),
   dreamMaxSeconds: positiveInt.default(120),
+  /** Fold near-duplicate memories together on the maintenance schedule. */
+  consolidation: bool.default(true),
   /** The mood's resting point. */
   moodBaselineValence: signedUnit.default(0.1),
   moodBaselineArousal: signedUnit.default(-0.1),
@@ -137,6 +139,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   wakeLockSeconds: "PSYCHE_WAKE_LOCK_SECONDS",
   dreamMaxTokens: "PSYCHE_DREAM_MAX_TOKENS",
   dreamMaxSeconds: "PSYCHE_DREAM_MAX_SECONDS",
+  consolidation: "PSYCHE_CONSOLIDATION",
   moodBaselineValence: "PSYCHE_MOOD_BASELINE_VALENCE",
   moodBaselineArousal: "PSYCHE_MOOD_BASELINE_AROUSAL",
   moodHalfLifeMinutes: "PSYCHE_MOOD_HALF_LIFE_MINUTES",

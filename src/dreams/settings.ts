@@ -60,7 +60,7 @@ export function defaultDreamSettings(config: Config): DreamSettings {
     idle_thought_max_tokens: 64,
     reflection_threshold: 8,
     reflection_max_tokens: 256,
-    consolidation: true,
+    consolidation: config.consolidation,
     consolidation_interval_minutes: 60,
     consolidation_similarity: 0.9,
     dnd_max_seconds: 300,

@@ -1,6 +1,6 @@
 // Starts a real Psyche (embedded Postgres, pg-boss, tiny GGUF model, HTTP on port 0) for a
-// test file, in a tap test directory that is kept when the test fails. Nothing dreams by
-// itself unless a test asks (dreamDelaySeconds).
+// test file, in a tap test directory that is kept when the test fails. Nothing dreams or
+// consolidates by itself unless a test asks (dreamDelaySeconds, consolidation).
 import type { Test } from "tap";
 import { loadConfig, type Config } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
@@ -9,7 +9,7 @@ import type { InferenceEngine } from "../../src/inference/engine.js";
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
   return loadConfig(
-    { dataDir, port: 0, dbPort: 0, threads: 1, embeddingThreads: 1, contextSize: 4096, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, dreamDelaySeconds: 0, ...overrides },
+    { dataDir, port: 0, dbPort: 0, threads: 1, embeddingThreads: 1, contextSize: 4096, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, dreamDelaySeconds: 0, consolidation: false, ...overrides },
     {},
   );
 }
@@ -21,14 +21,14 @@ export async function startPsyche(t: Test, overrides: Record<string, unknown> = 
   return { ...psyche, config };
 }
 
-/** Row counts of every table a chat request writes to. */
+/** Row counts of every table a chat request writes to (pg-boss's cron ticks on the maintenance queue are not a request's). */
 export async function writtenRows(psyche: RunningPsyche): Promise<Record<string, number>> {
   const res = await psyche.db.pool.query<{ t: string; n: number }>(
     `select 'conversations' as t, count(*)::int as n from conversations
      union all select 'messages', count(*)::int from messages
      union all select 'turns', count(*)::int from turns
      union all select 'turn_events', count(*)::int from turn_events
-     union all select 'jobs', count(*)::int from pgboss.job`,
+     union all select 'jobs', count(*)::int from pgboss.job where name in ('psyche-inference', 'psyche-memory')`,
   );
   return Object.fromEntries(res.rows.map((r) => [r.t, r.n]));
 }
