@@ -4,6 +4,8 @@
 alter table dream_journal drop constraint dream_journal_kind_check;
 alter table dream_journal add constraint dream_journal_kind_check check (kind in ('dream', 'reflect', 'idle', 'consolidate'));
 create index dream_journal_job on dream_journal (job_id);
+-- The inference worker that ran it, so an entry left open by a worker that died can be closed.
+alter table dream_journal add column worker_id uuid;
 
 alter table emotion_log drop constraint emotion_log_cause_check;
 alter table emotion_log add constraint emotion_log_cause_check check (cause in ('turn', 'dream', 'api', 'decay'));
@@ -26,3 +28,7 @@ create view reflections as
   select j.id, j.kind, j.status, j.started_at, j.focus, cardinality(j.seed_memory_ids) as sources, round(j.significance::numeric, 3) as significance,
          left(j.content, 200) as excerpt
   from dream_journal j where j.kind in ('reflect', 'idle') order by j.started_at desc;
+
+-- The settings changed through the API, one row each (the rest are the flags' defaults).
+create view dream_settings_changed as
+  select o.key as setting, o.value, s.updated_at from dream_settings s cross join lateral jsonb_each(s.overrides) o order by o.key;

@@ -37,6 +37,8 @@ export interface DreamDeps {
   log: Logger;
   memory?: Memory | undefined;
   mood?: MoodKeeper | undefined;
+  /** The inference worker running it (recorded, so a dead worker's entry can be closed). */
+  workerId?: string | undefined;
 }
 
 /** Below this significance a dream or idle thought stays in the journal only (seed 003's threshold). */
@@ -88,7 +90,7 @@ export async function runDream(
 ): Promise<{ journalId: string; status: "done" | "interrupted"; afterwards: Promise<void> }> {
   const journalId = randomUUID();
   const p = await plan(deps, job);
-  await startDream(deps.pool, { id: journalId, kind: job.kind, jobId, focus: p.focus, seedMemoryIds: p.seeds.map((s) => s.id), model: deps.engine.modelName });
+  await startDream(deps.pool, { id: journalId, kind: job.kind, jobId, focus: p.focus, seedMemoryIds: p.seeds.map((s) => s.id), model: deps.engine.modelName, workerId: deps.workerId });
   let result: { text: string; completionTokens: number };
   try {
     // A reflection with nothing to reflect on ends at once, as done.

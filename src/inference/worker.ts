@@ -16,6 +16,7 @@ import type { Recall } from "../memory/recall.js";
 import type { Memory } from "../memory/memory.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
 import { DreamTimeUp, runDream } from "../dreams/dream.js";
+import { closeAbandonedEntries } from "../db/sql/dreams.js";
 import { doNotDisturbUntil, outrankedBy, putBack, WakeWatch } from "../dreams/wake-watch.js";
 import type { ServerTools } from "../memory/memory-tools.js";
 
@@ -77,7 +78,14 @@ export class InferenceWorker {
   }
 
   private async reclaim(): Promise<void> {
-    await reclaimOrphanedTurns({ ...this.deps, workerId: this.id, host: this.host, staleMs: this.deps.heartbeatMs * 5 });
+    const staleMs = this.deps.heartbeatMs * 5;
+    await reclaimOrphanedTurns({ ...this.deps, workerId: this.id, host: this.host, staleMs });
+    // A dead worker's reverie: its journal entry is closed and its job too, or nothing would
+    // dream by itself again until pg-boss expired the job.
+    for (const entry of await closeAbandonedEntries(this.deps.pool, staleMs)) {
+      if (entry.job_id) await this.deps.boss.cancel(INFERENCE_QUEUE, entry.job_id).catch(() => undefined);
+      this.deps.log.warn({ journalId: entry.id }, "closed a journal entry left open by a worker that stopped");
+    }
   }
 
   private async run(): Promise<void> {
@@ -140,7 +148,7 @@ export class InferenceWorker {
         this.doorbell.ring();
         return;
       }
-      const { status, afterwards } = await runDream({ ...this.deps, memory: this.deps.memory, mood: this.deps.mood }, jobId, job, controller.signal);
+      const { status, afterwards } = await runDream({ ...this.deps, workerId: this.id }, jobId, job, controller.signal);
       this.afterDreams.add(afterwards);
       void afterwards.finally(() => this.afterDreams.delete(afterwards));
       this.outcomes.set(`${job.kind}-${status}`, (this.outcomes.get(`${job.kind}-${status}`) ?? 0) + 1);

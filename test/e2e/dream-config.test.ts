@@ -33,6 +33,12 @@ t.test("PATCH /dream/config: stored in the database, shown, and null puts a defa
   t.match(res.body, { dream_delay_seconds: 600, dream_temperature: 0.8, idle_thoughts: false, overridden: ["dream_delay_seconds", "dream_temperature", "idle_thoughts"] });
   t.same(await stored(), { dream_delay_seconds: 600, dream_temperature: 0.8, idle_thoughts: false }, "the row holds exactly the changes");
   t.match((await call("GET", "/dream/config")).body, { dream_delay_seconds: 600 }, "GET reads it back");
+  const view = await pool.query("select setting, value from dream_settings_changed");
+  t.same(view.rows, [
+    { setting: "dream_delay_seconds", value: 600 },
+    { setting: "dream_temperature", value: 0.8 },
+    { setting: "idle_thoughts", value: false },
+  ], "psql sees one row per changed setting");
   const reset = await call("PATCH", "/dream/config", { dream_temperature: null });
   t.match(reset.body, { dream_temperature: 1.2, overridden: ["dream_delay_seconds", "idle_thoughts"] });
   t.same(await stored(), { dream_delay_seconds: 600, idle_thoughts: false });

@@ -96,3 +96,21 @@ t.test("bad dream requests: OpenAI's error shape, nothing queued", async (t) => 
   t.equal((await fetch(`${psyche.url}/dream/journal?limit=0`)).status, 400);
   t.equal((await psyche.db.pool.query("select count(*)::int as n from pgboss.job")).rows[0].n, before);
 });
+
+t.test("a dead worker's open journal entry is closed, and its job, so dreaming can go on", async (t) => {
+  const pool = psyche.db.pool;
+  const dead = "00000000-0000-4000-8000-00000000dead";
+  await pool.query("insert into inference_workers (id, host, pid, model, stopped_at) values ($1, 'elsewhere', 1, 'tiny', now())", [dead]);
+  const jobId = await psyche.db.boss.send("psyche-inference", { kind: "dream", focus: null, maxTokens: 16 }, { priority: 20, retryLimit: 0, startAfter: 3600 });
+  await pool.query("update pgboss.job set state = 'active', started_on = now() where id = $1", [jobId]);
+  const entry = "00000000-0000-4000-8000-0000000000e1";
+  await pool.query("insert into dream_journal (id, job_id, model, worker_id) values ($1, $2, 'tiny', $3)", [entry, jobId, dead]);
+  t.match((await (await fetch(`${psyche.url}/dream/status`)).json()) as any, { state: "dreaming", dream_id: entry }, "it looks like a dream");
+  const closed = await until("the entry to be closed", async () => {
+    const r = (await pool.query("select status, error from dream_journal where id = $1", [entry])).rows[0];
+    return r.status === "dreaming" ? undefined : r;
+  });
+  t.match(closed, { status: "failed", error: /worker stopped/ });
+  t.equal((await pool.query("select state::text from pgboss.job where id = $1", [jobId])).rows[0].state, "cancelled");
+  t.not(((await (await fetch(`${psyche.url}/dream/status`)).json()) as any).state, "dreaming");
+});

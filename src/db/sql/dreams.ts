@@ -24,15 +24,16 @@ export interface DreamRow {
 
 export async function startDream(
   db: Queryable,
-  d: { id: string; kind?: JournalKind; jobId: string | null; focus: string | null; seedMemoryIds: string[]; model: string },
+  d: { id: string; kind?: JournalKind; jobId: string | null; focus: string | null; seedMemoryIds: string[]; model: string; workerId?: string | undefined },
 ): Promise<void> {
-  await db.query(`insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model) values ($1, $2, $3, $4, $5::uuid[], $6)`, [
+  await db.query(`insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id) values ($1, $2, $3, $4, $5::uuid[], $6, $7)`, [
     d.id,
     d.kind ?? "dream",
     d.jobId,
     d.focus,
     d.seedMemoryIds,
     d.model,
+    d.workerId ?? null,
   ]);
 }
 
@@ -118,6 +119,23 @@ export async function dreamSeeds(db: Queryable, each: number): Promise<{ id: str
      union
      (select id, content from memories where deleted_at is null order by random() limit $1)`,
     [each],
+  );
+  return res.rows;
+}
+
+/**
+ * Closes journal entries left open by a worker that died (stopped, or its heartbeat older than
+ * `staleMs`) or, for consolidation, whose job is no longer running. Returns their job ids.
+ */
+export async function closeAbandonedEntries(db: Queryable, staleMs: number): Promise<{ id: string; job_id: string | null }[]> {
+  const res = await db.query<{ id: string; job_id: string | null }>(
+    `update dream_journal j set status = 'failed', error = 'the worker stopped during it', ended_at = now()
+     where j.status = 'dreaming' and (
+       (j.worker_id is not null and exists (select 1 from inference_workers w where w.id = j.worker_id
+          and (w.stopped_at is not null or w.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))))
+       or (j.worker_id is null and not exists (select 1 from pgboss.job b where b.id = j.job_id and b.state = 'active')))
+     returning j.id, j.job_id`,
+    [staleMs],
   );
   return res.rows;
 }
