@@ -24,8 +24,8 @@ const counts = async () =>
     (
       await pool.query<{ t: string; n: number }>(
         `select 'memories' as t, count(*)::int as n from memories
-         union all select 'emotion_log', count(*)::int from emotion_log
-         union all select 'jobs', count(*)::int from pgboss.job`,
+         union all select 'emotion_log', count(*)::int from emotion_log where cause <> 'decay'
+         union all select 'jobs', count(*)::int from pgboss.job where name in ('psyche-inference', 'psyche-memory')`,
       )
     ).rows.map((r) => [r.t, r.n]),
   );

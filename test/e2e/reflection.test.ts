@@ -59,13 +59,13 @@ t.test("a batch of reflections: each journaled, each insight citing the memories
 });
 
 t.test("bad job requests: OpenAI's error shape; unknown jobs are 404", async (t) => {
-  const before = (await pool.query("select count(*)::int as n from pgboss.job")).rows[0].n;
+  const before = (await pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")).rows[0].n;
   for (const body of [{ kind: "nap" }, { kind: "reflect", count: 0 }, { kind: "consolidate", focus: "x" }, { kind: "consolidate", max_tokens: 5 }, { kind: "reflect", focus: "" }]) {
     const res = await call("POST", "/dream/jobs", body);
     t.equal(res.status, 400, JSON.stringify(body));
     t.match(res.body.error, { type: "invalid_request_error", message: String });
   }
-  t.equal((await pool.query("select count(*)::int as n from pgboss.job")).rows[0].n, before, "nothing queued");
+  t.equal((await pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")).rows[0].n, before, "nothing queued");
   const notUuid = await call("GET", "/dream/jobs/not-a-job");
   t.equal(notUuid.status, 400);
   const unknown = await call("GET", "/dream/jobs/00000000-0000-4000-8000-000000000000");
