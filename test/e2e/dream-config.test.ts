@@ -75,6 +75,12 @@ t.test("a stored setting that no longer validates is skipped, not fatal", async 
   await pool.query(`update dream_settings set overrides = overrides - 'dream_max_tokens' - 'retired_setting'`);
 });
 
+// The random tiny model now and then ends a reply itself (2 in 25 dreams of 3,000 tokens, at
+// 785 and 1,327 tokens). A dream that ends itself before the chat arrives tests nothing, so a
+// trial is run again (at most 4 times); any trial that does test something must pass.
+const TRIALS = 4;
+const dreaming = async (jobId: string) => (await journal(jobId)).status === "dreaming";
+
 t.test("do-not-disturb: a dream starts, a chat waits for it to finish instead of waking it", async (t) => {
   await call("PATCH", "/dream/config", { dream_max_tokens: 2500 });
   const tooLong = await call("POST", "/dream/dnd", { duration_seconds: 301 });
@@ -83,50 +89,66 @@ t.test("do-not-disturb: a dream starts, a chat waits for it to finish instead of
   t.equal((await call("POST", "/dream/dnd", { duration_seconds: 0 })).status, 400);
   t.equal((await pool.query("select dnd_until from dream_settings")).rows[0].dnd_until, null, "refused: no do-not-disturb");
 
-  const dnd = await call("POST", "/dream/dnd", { duration_seconds: 60, reason: "memory consolidation" });
-  t.equal(dnd.status, 200);
-  t.match(dnd.body, { object: "dream.dnd", reason: "memory consolidation", queue_position: 0, dream_job_id: String });
-  const jobId = dnd.body.dream_job_id;
-  await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
-  t.match((await call("GET", "/dream/status")).body, { state: "dreaming", kind: "dream", focus: "memory consolidation", can_interrupt: false, dnd_reason: "memory consolidation" });
-
-  const asked = Date.now();
-  const chat = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "are you there?" }], max_tokens: 4 });
-  t.equal(chat.choices[0]!.finish_reason, "length", "the chat completed after waiting");
-  const row = await journal(jobId);
-  t.match(row, { status: "done", was_interrupted: false, tokens: 2500 }, "the dream ran to its budget, undisturbed");
-  const turn = (await pool.query("select started_at from turns order by created_at desc limit 1")).rows[0];
-  t.ok(turn.started_at.getTime() >= row.ended_at.getTime(), "the chat started only after the dream ended");
-  t.ok(row.ended_at.getTime() > asked, "and the chat had arrived while it dreamt");
-  await call("DELETE", "/dream/dnd");
+  for (let trial = 1; trial <= TRIALS; trial++) {
+    const dnd = await call("POST", "/dream/dnd", { duration_seconds: 60, reason: "memory consolidation" });
+    t.equal(dnd.status, 200);
+    t.match(dnd.body, { object: "dream.dnd", reason: "memory consolidation", queue_position: 0, dream_job_id: String });
+    const jobId = dnd.body.dream_job_id;
+    await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
+    t.match((await call("GET", "/dream/status")).body, { state: "dreaming", kind: "dream", focus: "memory consolidation", can_interrupt: false, dnd_reason: "memory consolidation" });
+    const chat = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "are you there?" }], max_tokens: 4 });
+    await until("the chat to be queued", async () => ((await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined));
+    const valid = await dreaming(jobId);
+    t.equal((await chat).choices[0]!.finish_reason, "length", "the chat completed after waiting");
+    await call("DELETE", "/dream/dnd");
+    if (!valid && trial < TRIALS) continue;
+    t.ok(valid, "the chat arrived while the dream ran");
+    const row = await journal(jobId);
+    t.match(row, { status: "done", was_interrupted: false }, "the dream ran to its end, undisturbed");
+    t.ok(row.tokens > 0);
+    const turn = (await pool.query("select started_at from turns order by created_at desc limit 1")).rows[0];
+    t.ok(turn.started_at.getTime() >= row.ended_at.getTime(), "the chat started only after the dream ended");
+    break;
+  }
 });
 
 t.test("do-not-disturb ends at its time: a waiting chat wakes the dream then", async (t) => {
   await call("PATCH", "/dream/config", { dream_max_tokens: 8192 });
-  const dnd = await call("POST", "/dream/dnd", { duration_seconds: 2 });
-  const jobId = dnd.body.dream_job_id;
-  t.ok(jobId, "a dream was queued");
-  await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
-  const chat = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "wake up" }], max_tokens: 4 });
-  t.equal(chat.choices[0]!.finish_reason, "length");
-  const row = await journal(jobId);
-  t.equal(row.status, "interrupted", "woken when do-not-disturb ended");
-  t.ok(row.ended_at.getTime() >= new Date(dnd.body.dnd_until).getTime() - 50, "not before do-not-disturb ended");
-  t.ok(row.tokens < 8192);
+  for (let trial = 1; trial <= TRIALS; trial++) {
+    const dnd = await call("POST", "/dream/dnd", { duration_seconds: 2 });
+    const jobId = dnd.body.dream_job_id;
+    t.ok(jobId, "a dream was queued");
+    await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
+    const chat = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "wake up" }], max_tokens: 4 });
+    t.equal(chat.choices[0]!.finish_reason, "length");
+    const row = await journal(jobId);
+    const until_ = new Date(dnd.body.dnd_until).getTime();
+    // Ended by itself before do-not-disturb did: nothing was tested.
+    if (row.status === "done" && row.ended_at.getTime() < until_ && trial < TRIALS) continue;
+    t.equal(row.status, "interrupted", "woken when do-not-disturb ended");
+    t.ok(row.ended_at.getTime() >= until_ - 50, "not before do-not-disturb ended");
+    t.ok(row.tokens < 8192);
+    break;
+  }
 });
 
 t.test("DELETE /dream/dnd: a waiting chat wakes the dream at once", async (t) => {
-  const dnd = await call("POST", "/dream/dnd", { duration_seconds: 120 });
-  const jobId = dnd.body.dream_job_id;
-  await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
-  const chat = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hello" }], max_tokens: 4 });
-  await until("the chat to be queued", async () => ((await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined));
-  t.equal((await journal(jobId)).status, "dreaming", "the chat waits");
-  const ended = await call("DELETE", "/dream/dnd");
-  t.match(ended.body, { dnd_until: null, queue_position: 1 });
-  t.equal((await chat).choices[0]!.finish_reason, "length");
-  const row = await journal(jobId);
-  t.equal(row.status, "interrupted");
-  t.ok(row.wake_latency_ms < 1000, `woke ${row.wake_latency_ms} ms after do-not-disturb ended`);
-  t.match((await call("GET", "/dream/status")).body, { can_interrupt: true, dnd_until: null });
+  for (let trial = 1; trial <= TRIALS; trial++) {
+    const dnd = await call("POST", "/dream/dnd", { duration_seconds: 120 });
+    const jobId = dnd.body.dream_job_id;
+    await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
+    const chat = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hello" }], max_tokens: 4 });
+    await until("the chat to be queued", async () => ((await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined));
+    const valid = await dreaming(jobId);
+    const ended = await call("DELETE", "/dream/dnd");
+    t.equal((await chat).choices[0]!.finish_reason, "length");
+    if (!valid && trial < TRIALS) continue;
+    t.ok(valid, "the chat waits");
+    t.match(ended.body, { dnd_until: null, queue_position: 1 });
+    const row = await journal(jobId);
+    t.equal(row.status, "interrupted");
+    t.ok(row.wake_latency_ms < 1000, `woke ${row.wake_latency_ms} ms after do-not-disturb ended`);
+    t.match((await call("GET", "/dream/status")).body, { can_interrupt: true, dnd_until: null });
+    break;
+  }
 });

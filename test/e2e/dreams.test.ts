@@ -36,23 +36,29 @@ t.test("a dream runs to its budget and is journaled; it moves the mood", async (
 });
 
 t.test("a chat wakes a dream at its next token; the partial dream is kept; the chat completes", async (t) => {
-  const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 3000 });
-  const id = queued.body.data[0].id;
-  await until("the dream to start", async () => (await journal(id))?.status === "dreaming" || undefined);
-  await new Promise((r) => setTimeout(r, 300));
-  const chat = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "wake up" }], max_tokens: 8 });
-  t.equal(chat.choices[0]!.finish_reason, "length", "the chat completed");
-  const row = await until("the journal entry", async () => {
-    const r = await journal(id);
-    return r && r.status !== "dreaming" ? r : undefined;
-  });
-  t.equal(row.status, "interrupted");
-  t.equal(row.was_interrupted, true);
-  t.ok(row.tokens > 0 && row.tokens < 3000, `dreamt ${row.tokens} tokens before waking`);
-  t.ok(row.content.length > 0, "the partial dream is kept");
-  t.ok(row.wake_latency_ms >= 0 && row.wake_latency_ms < 1000, `woke in ${row.wake_latency_ms} ms`);
-  const job = await psyche.db.pool.query("select state from pgboss.job where id = $1", [id]);
-  t.equal(job.rows[0].state, "completed", "an interrupted dream is not retried");
+  // The random model now and then ends a dream itself; one that ended before the chat came
+  // tests nothing and is tried again (at most 4 times).
+  for (let trial = 1; trial <= 4; trial++) {
+    const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 3000 });
+    const id = queued.body.data[0].id;
+    await until("the dream to start", async () => (await journal(id))?.status === "dreaming" || undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    const chat = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "wake up" }], max_tokens: 8 });
+    t.equal(chat.choices[0]!.finish_reason, "length", "the chat completed");
+    const row = await until("the journal entry", async () => {
+      const r = await journal(id);
+      return r && r.status !== "dreaming" ? r : undefined;
+    });
+    if (row.status === "done" && row.tokens < 3000 && trial < 4) continue;
+    t.equal(row.status, "interrupted");
+    t.equal(row.was_interrupted, true);
+    t.ok(row.tokens > 0 && row.tokens < 3000, `dreamt ${row.tokens} tokens before waking`);
+    t.ok(row.content.length > 0, "the partial dream is kept");
+    t.ok(row.wake_latency_ms >= 0 && row.wake_latency_ms < 1000, `woke in ${row.wake_latency_ms} ms`);
+    const job = await psyche.db.pool.query("select state from pgboss.job where id = $1", [id]);
+    t.equal(job.rows[0].state, "completed", "an interrupted dream is not retried");
+    break;
+  }
 });
 
 t.test("status follows the dream; POST /dream/wake wakes it", async (t) => {

@@ -48,7 +48,7 @@ export function dreamConfigRoutes(deps: HttpDeps): Hono {
     // Do-not-disturb is for sleeping: dream now if nothing is on the way.
     let dreamJobId: string | null = null;
     if (!(await reverieUnderway(deps.pool, INFERENCE_QUEUE))) {
-      const job: DreamJob = { kind: "dream", focus: reason ?? null, maxTokens: settings.dream_max_tokens, maxSeconds: Math.min(seconds, settings.dream_max_seconds), temperature: settings.dream_temperature };
+      const job: DreamJob = { kind: "dream", focus: reason ?? null, maxTokens: settings.dream_max_tokens, maxSeconds: settings.dream_max_seconds, temperature: settings.dream_temperature };
       dreamJobId = await deps.boss.send(INFERENCE_QUEUE, job, { id: randomUUID(), priority: Priority.dream, retryLimit: 0 });
       deps.bus.notify(Channel.jobs, DREAM_SIGNAL);
     }
@@ -58,8 +58,10 @@ export function dreamConfigRoutes(deps: HttpDeps): Hono {
 
   app.delete("/dream/dnd", async (c) => {
     await setDoNotDisturb(deps.pool, null, null);
+    // Counted before the signal lets the waiting chats go.
+    const waiting = await chatsWaiting(deps.pool);
     deps.bus.notify(Channel.jobs, DND_SIGNAL);
-    return c.json({ object: "dream.dnd", dnd_until: null, reason: null, queue_position: await chatsWaiting(deps.pool), dream_job_id: null });
+    return c.json({ object: "dream.dnd", dnd_until: null, reason: null, queue_position: waiting, dream_job_id: null });
   });
 
   return app;
