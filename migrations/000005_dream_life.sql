@@ -12,6 +12,8 @@ alter table emotion_log add constraint emotion_log_cause_check check (cause in (
 
 -- Consolidation soft-deletes a near-duplicate and points it at the memory that absorbed it.
 alter table memories add column merged_into uuid;
+-- Recent insights and dreams, offered to every chat turn as background (memory/recall.ts).
+create index memories_insights on memories (created_at desc) where deleted_at is null and kind in ('insight', 'dream');
 
 -- One row: the settings changed through PATCH /dream/config (the rest come from the flags),
 -- and do-not-disturb.

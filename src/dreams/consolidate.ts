@@ -6,10 +6,7 @@ import { inTransaction, type Pool } from "../db/pool.js";
 import { foldMemory, lastConsolidation, nearDuplicates, survivorOf } from "../db/sql/consolidation.js";
 import { endDream, startDream } from "../db/sql/dreams.js";
 import type { Logger } from "../log.js";
-import type { Memory } from "../memory/memory.js";
-
-/** Serialises with memory stores (memory/memory.ts takes the same lock to check for twins). */
-const STORE_LOCK = 7_415_002;
+import { type Memory, STORE_LOCK } from "../memory/memory.js";
 /** Memories looked at per run. */
 const PER_RUN = 2000;
 

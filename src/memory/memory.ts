@@ -56,8 +56,8 @@ export interface Remembered {
   scored: { valence: number; arousal: number; importance: number };
 }
 
-/** Serialises the duplicate check with the insert, so two stores of one text make one row. */
-const STORE_LOCK = 7_415_002;
+/** Serialises the duplicate check with the insert, so two stores of one text make one row (consolidation takes it too). */
+export const STORE_LOCK = 7_415_002;
 
 export class Memory {
   constructor(private readonly deps: MemoryDeps) {}

@@ -1,11 +1,6 @@
 // SQL for consolidation: finding near-duplicate memories and folding one into another.
 import type { Queryable } from "../pool.js";
-import type { VectorSpace } from "./memories.js";
-
-const literal = (id: string) => {
-  if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new Error(`embedder id ${JSON.stringify(id)} is not plain`);
-  return `'${id}'`;
-};
+import { literal, vec, type VectorSpace } from "./memories.js";
 
 export interface NearDuplicate {
   id: string;
@@ -18,7 +13,7 @@ export interface NearDuplicate {
  * other live memory of the same kind, where that one is at least `similarity` alike.
  */
 export async function nearDuplicates(db: Queryable, space: VectorSpace, since: Date | null, similarity: number, limit: number): Promise<NearDuplicate[]> {
-  const v = `vector(${Math.trunc(space.dimensions)})`;
+  const v = vec(space);
   const e = literal(space.embedder);
   const res = await db.query<NearDuplicate>(
     `select m.id, n.id as twin, n.similarity

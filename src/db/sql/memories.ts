@@ -36,11 +36,12 @@ export interface VectorSpace {
   dimensions: number;
 }
 
-const literal = (id: string) => {
+/** An embedder id as an SQL literal (it was checked by embedderId() to be plain; checked again here). */
+export const literal = (id: string) => {
   if (!/^[A-Za-z0-9._-]+$/.test(id)) throw new Error(`embedder id ${JSON.stringify(id)} is not plain`);
   return `'${id}'`;
 };
-const vec = (space: VectorSpace) => `vector(${Math.trunc(space.dimensions)})`;
+export const vec = (space: VectorSpace) => `vector(${Math.trunc(space.dimensions)})`;
 
 export function indexName(space: VectorSpace): string {
   return `memories_hnsw_${space.embedder.toLowerCase().replace(/[^a-z0-9]+/g, "_")}`.slice(0, 63);
