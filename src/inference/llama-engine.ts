@@ -219,6 +219,10 @@ export class LlamaEngine implements InferenceEngine {
       // node-llama-cpp reports no tokens while it writes a call: count the call's own.
       if (toolCalls.length && completionTokens === 0) completionTokens = calls.reduce((n, c) => n + this.countTokens(`${c.name}${c.params}`), 0);
       const reason = result?.metadata.stopReason;
+      // Stopped by max_tokens, the model made exactly that many tokens; node-llama-cpp drops
+      // (and never reports) a last token it was holding back as the possible start of a stop
+      // sequence, so its count can fall one short.
+      if (reason === "maxTokens" && toolCalls.length === 0) completionTokens = Math.max(completionTokens, request.maxTokens);
       const finishReason = toolCalls.length
         ? "tool_calls"
         : reason === "maxTokens"
