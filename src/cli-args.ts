@@ -2,7 +2,7 @@
 import { parseArgs } from "node:util";
 import { ENV_NAMES, flagName } from "./config.js";
 
-export const COMMANDS = ["serve", "db", "migrate", "web", "inference", "model"] as const;
+export const COMMANDS = ["serve", "db", "migrate", "web", "inference", "mcp", "model"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export class UsageError extends Error {
@@ -17,6 +17,7 @@ Commands:
   migrate     apply database migrations, then exit (the Procfile's release)
   web         the HTTP API only
   inference   the inference worker only (loads the model)
+  mcp         MCP over stdio, bridged to a running server's /mcp (--server-url)
   model tiny|bench --out <file>
               write a random-weight GGUF model (tiny: for tests; bench: ~0.5B-shaped)
 

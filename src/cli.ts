@@ -13,6 +13,7 @@ import { createLogger, type Logger } from "./log.js";
 import { serve } from "./processes/serve.js";
 import { runDatabase, runMigrate, runWeb } from "./processes/separate.js";
 import { runInference } from "../workers/inference.js";
+import { NoServerError, startStdioBridge } from "./mcp/stdio-bridge.js";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -72,6 +73,11 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
       untilSignal(inference.stop, log);
       return;
     }
+    case "mcp": {
+      const bridge = await startStdioBridge(config, log);
+      await bridge.closed;
+      return;
+    }
     case "model": {
       const kind = args.rest[0];
       if (kind !== "tiny" && kind !== "bench") throw new UsageError("psyche model needs a kind: tiny or bench (e.g. psyche model tiny --out tiny.gguf)");
@@ -110,7 +116,7 @@ async function main(): Promise<void> {
   try {
     await run(args, config, log);
   } catch (err) {
-    const known = [UsageError, ConfigError, ModelError, PortInUseError, DatabaseInUseError, MigrationError, DatabaseUnreachableError].some((E) => err instanceof E);
+    const known = [UsageError, ConfigError, ModelError, PortInUseError, DatabaseInUseError, MigrationError, DatabaseUnreachableError, NoServerError].some((E) => err instanceof E);
     if (known) process.stderr.write(`psyche: ${(err as Error).message}\n`);
     else log.fatal({ err }, "psyche failed");
     process.exit(err instanceof UsageError || err instanceof ConfigError ? 2 : 1);

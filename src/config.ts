@@ -14,6 +14,8 @@ const bool = z
   .transform((v) => v === true || v === "1" || v === "true" || v === "yes");
 
 export const ConfigSchema = z.object({
+  /** The running server `psyche mcp` bridges to; default: http://<host>:<port> (127.0.0.1 for a wildcard host). */
+  serverUrl: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
   /** Address the HTTP server binds to. Anything but loopback requires an API key. */
   host: z.string().min(1).default("127.0.0.1"),
   /** HTTP port; 0 picks a free one. */
@@ -38,6 +40,20 @@ export const ConfigSchema = z.object({
   sequences: positiveInt.default(2),
   /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
   gpu: z.enum(["false", "auto", "cuda", "vulkan", "metal"]).default("false"),
+  /**
+   * Browser origins besides loopback pages that may use /mcp, comma-separated
+   * (e.g. "https://app.example.com"); other origins get 403.
+   */
+  mcpAllowedOrigins: z
+    .string()
+    .default("")
+    .transform((s, ctx) => {
+      const origins = s.split(",").map((o) => o.trim()).filter(Boolean);
+      for (const o of origins) {
+        if (!URL.canParse(o) || new URL(o).origin !== o) ctx.addIssue({ code: "custom", message: `'${o}' is not an origin like https://example.com (scheme, host, optional port)` });
+      }
+      return origins;
+    }),
   /** Required when binding to anything but loopback. */
   apiKey: z.string().min(8, "must be at least 8 characters").optional(),
   /** Largest request body accepted, in bytes. */
@@ -103,6 +119,7 @@ export type Config = z.infer<typeof ConfigSchema>;
 
 /** Environment variable for each setting; the flag is the kebab-case of the key. */
 export const ENV_NAMES: Record<keyof Config, string> = {
+  serverUrl: "PSYCHE_SERVER_URL",
   host: "PSYCHE_HOST",
   port: "PSYCHE_PORT",
   dataDir: "PSYCHE_DATA_DIR",
@@ -115,6 +132,7 @@ export const ENV_NAMES: Record<keyof Config, string> = {
   sequences: "PSYCHE_SEQUENCES",
   batchSize: "PSYCHE_BATCH_SIZE",
   gpu: "PSYCHE_GPU",
+  mcpAllowedOrigins: "PSYCHE_MCP_ALLOWED_ORIGINS",
   apiKey: "PSYCHE_API_KEY",
   bodyLimit: "PSYCHE_BODY_LIMIT",
   maxTokens: "PSYCHE_MAX_TOKENS",

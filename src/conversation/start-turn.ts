@@ -2,9 +2,9 @@
 // and enqueue the job, all in one short transaction; then signal the worker.
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
-import { type NewMessage, openConversation } from "../db/sql/conversations.js";
+import { type NewMessage, type OpenedConversation, openConversation } from "../db/sql/conversations.js";
 import { insertTurnWithMessages, type NewTurn } from "../db/sql/turns.js";
-import { inTransaction, type Pool } from "../db/pool.js";
+import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, Priority } from "../jobs/queue.js";
 import { decideNewMessages } from "./new-messages.js";
@@ -36,33 +36,44 @@ export interface TurnDeps {
 export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<StartedTurn> {
   const conversationId = input.conversationId ?? randomUUID();
   const turnId = input.turnId ?? randomUUID();
-  const jobId = randomUUID();
   await inTransaction(deps.pool, async (client) => {
     // Without an id the request is a conversation of its own: nothing to read.
     const opened = input.conversationId ? await openConversation(client, conversationId) : { messages: [], maxPosition: 0 };
-    const decision = decideNewMessages(opened.messages, input.messages);
-    const fresh = input.messages.slice(decision.from);
-    const kept = opened.messages.slice(0, decision.supersedeFrom ?? opened.messages.length);
-    // Throws (and so writes nothing) when a tool message answers no call.
-    checkToolTranscript([...kept.map((m) => ({ role: m.role, toolCalls: m.tool_calls, toolCallId: m.tool_call_id })), ...fresh]);
-    const firstPosition = opened.maxPosition + 1;
-    await insertTurnWithMessages(client, {
-      ...input,
-      conversationId,
-      turnId,
-      jobId,
-      supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
-      firstPosition,
-      messages: fresh,
-      promptEndPosition: fresh.length ? firstPosition + fresh.length - 1 : (kept.at(-1)?.position ?? 0),
-    });
-    const sent = await deps.boss.send(
-      INFERENCE_QUEUE,
-      { kind: "chat", turnId },
-      { id: jobId, priority: Priority.chat, db: { executeSql: (text, values) => client.query(text, values) } },
-    );
-    if (!sent) throw new Error("pg-boss did not accept the chat job");
+    await queueTurnIn(client, deps.boss, opened, { ...input, conversationId, turnId });
   });
   deps.bus.notify(Channel.jobs, turnId);
   return { turnId, conversationId };
+}
+
+/**
+ * Inside the caller's transaction, after it opened the conversation (which locks it until
+ * commit): stores the request's new messages and a queued turn, and enqueues its job. Throws
+ * a TranscriptError, having written nothing, when a tool message answers no call.
+ */
+export async function queueTurnIn(
+  client: PoolClient,
+  boss: PgBoss,
+  opened: OpenedConversation,
+  input: StartTurnInput & { conversationId: string; turnId: string },
+): Promise<void> {
+  const jobId = randomUUID();
+  const decision = decideNewMessages(opened.messages, input.messages);
+  const fresh = input.messages.slice(decision.from);
+  const kept = opened.messages.slice(0, decision.supersedeFrom ?? opened.messages.length);
+  checkToolTranscript([...kept.map((m) => ({ role: m.role, toolCalls: m.tool_calls, toolCallId: m.tool_call_id })), ...fresh]);
+  const firstPosition = opened.maxPosition + 1;
+  await insertTurnWithMessages(client, {
+    ...input,
+    jobId,
+    supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
+    firstPosition,
+    messages: fresh,
+    promptEndPosition: fresh.length ? firstPosition + fresh.length - 1 : (kept.at(-1)?.position ?? 0),
+  });
+  const sent = await boss.send(
+    INFERENCE_QUEUE,
+    { kind: "chat", turnId: input.turnId },
+    { id: jobId, priority: Priority.chat, db: { executeSql: (text, values) => client.query(text, values) } },
+  );
+  if (!sent) throw new Error("pg-boss did not accept the chat job");
 }

@@ -14,6 +14,7 @@ import { emotionRoutes } from "./routes/emotion.js";
 import { embeddingRoutes } from "./routes/embeddings.js";
 import { dreamRoutes } from "./routes/dreams.js";
 import { dreamConfigRoutes } from "./routes/dream-config.js";
+import { mcpRoutes } from "../mcp/http-route.js";
 
 export function createApp(deps: HttpDeps): Hono {
   const app = new Hono();
@@ -66,5 +67,6 @@ export function createApp(deps: HttpDeps): Hono {
   app.route("/", embeddingRoutes(deps));
   app.route("/", dreamRoutes(deps));
   app.route("/", dreamConfigRoutes(deps));
+  app.route("/", mcpRoutes(deps));
   return app;
 }

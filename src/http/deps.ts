@@ -26,6 +26,8 @@ export interface HttpDeps {
   apiKey?: string | undefined;
   /** Liveness window for inference workers' heartbeats (ms). */
   workerStaleMs: number;
+  /** Browser origins besides loopback pages that may use /mcp. */
+  mcpAllowedOrigins: readonly string[];
   /** The dream settings' defaults (from the flags); PATCH /dream/config overrides them. */
   dreamDefaults: DreamSettings;
 }

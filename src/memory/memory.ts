@@ -127,8 +127,8 @@ export class Memory {
   }
 
   /** Significant insights and dreams from the last `hours` (background for a chat). */
-  recentInsights(minImportance: number, hours: number, limit: number): Promise<MemoryRow[]> {
-    return recentInsights(this.deps.pool, minImportance, hours, limit);
+  recentInsights(minImportance: number, hours: number, limit: number, kinds?: readonly MemoryKind[]): Promise<MemoryRow[]> {
+    return recentInsights(this.deps.pool, minImportance, hours, limit, kinds);
   }
 
   get(id: string): Promise<MemoryRow | undefined> {

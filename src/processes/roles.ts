@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import { createPool, type Pool } from "../db/pool.js";
 import { migrate } from "../db/migrate.js";
 import { createApp } from "../http/app.js";
+import type { HttpDeps } from "../http/deps.js";
 import { listen, type RunningServer } from "../http/server.js";
 import { createBus, type SignalBus } from "../jobs/bus.js";
 import { startQueue } from "../jobs/queue.js";
@@ -47,9 +48,10 @@ export async function connect(
   return { connectionString, pool, boss, bus };
 }
 
-export async function startWebRole(s: Shared, db: DatabaseHandles, mem: MemoryServices): Promise<RunningServer> {
+/** What the web role (HTTP API and MCP) is built from, once per process. */
+export function httpDeps(s: Shared, db: DatabaseHandles, mem: MemoryServices): HttpDeps {
   const { config } = s;
-  const app = createApp({
+  return {
     ...mem,
     pool: db.pool,
     boss: db.boss,
@@ -60,11 +62,15 @@ export async function startWebRole(s: Shared, db: DatabaseHandles, mem: MemorySe
     bodyLimit: config.bodyLimit,
     pollMs: config.pollMs,
     apiKey: config.apiKey,
+    mcpAllowedOrigins: config.mcpAllowedOrigins,
     workerStaleMs: config.heartbeatMs * 5,
     dreamDefaults: defaultDreamSettings(config),
-  });
-  const server = await listen(app, config.host, config.port);
-  s.stack.push("http server", () => server.close(config.shutdownGraceSeconds * 1000));
+  };
+}
+
+export async function startWebRole(s: Shared, deps: HttpDeps): Promise<RunningServer> {
+  const server = await listen(createApp(deps), s.config.host, s.config.port);
+  s.stack.push("http server", () => server.close(s.config.shutdownGraceSeconds * 1000));
   return server;
 }
 

@@ -9,7 +9,7 @@ import { waitForDatabase } from "../db/wait.js";
 import type { Logger } from "../log.js";
 import type { RunningServer } from "../http/server.js";
 import { databaseUrl } from "./database-url.js";
-import { connect, startWebRole } from "./roles.js";
+import { connect, httpDeps, startWebRole } from "./roles.js";
 import { startMemoryServices } from "./memory-services.js";
 import { StopStack } from "./stack.js";
 
@@ -50,7 +50,8 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
     await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);
     const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
     const mem = await startMemoryServices({ config, log, stack }, db);
-    const server = await startWebRole({ config, log, stack }, db, mem);
+    const shared = { config, log, stack };
+    const server = await startWebRole(shared, httpDeps(shared, db, mem));
     return { server, stop };
   } catch (err) {
     await stop();

@@ -60,8 +60,8 @@ export const messageArrays = (messages: readonly NewMessage[]) => ({
   toolCallIds: messages.map((m) => m.toolCallId ?? null),
 });
 
-/** Appends messages after the conversation's last position; returns the last new id. */
-export async function appendMessages(db: Queryable, conversationId: string, turnId: string, messages: readonly NewMessage[]): Promise<number | undefined> {
+/** Appends messages after the conversation's last position (turnId: the turn that wrote them, if any); returns the last new id. */
+export async function appendMessages(db: Queryable, conversationId: string, turnId: string | null, messages: readonly NewMessage[]): Promise<number | undefined> {
   if (messages.length === 0) return undefined;
   const res = await db.query<{ id: number }>(
     `insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
@@ -76,4 +76,28 @@ export async function appendMessages(db: Queryable, conversationId: string, turn
 
 export async function touchConversation(db: Queryable, id: string): Promise<void> {
   await db.query("update conversations set last_active_at = now() where id = $1", [id]);
+}
+
+export interface ConversationSummary {
+  id: string;
+  created_at: Date;
+  last_active_at: Date;
+  /** Active messages (superseded ones left out). */
+  message_count: number;
+  /** The last few active messages, oldest first, each cut to `chars`. */
+  recent: { role: StoredMessage["role"]; content: string; tool_calls: number; at: Date }[];
+}
+
+/** Read-only: the named conversation, or the most recently active one when `id` is null. */
+export async function conversationSummary(db: Queryable, id: string | null, last: number, chars: number): Promise<ConversationSummary | undefined> {
+  const res = await db.query<ConversationSummary>(
+    `with c as (select * from conversations where ($1::text is null or id = $1) order by last_active_at desc limit 1)
+     select c.id, c.created_at, c.last_active_at,
+       (select count(*)::int from messages m where m.conversation_id = c.id and m.superseded_at is null) as message_count,
+       coalesce((select json_agg(json_build_object('role', r.role, 'content', left(r.content, $3), 'tool_calls', coalesce(jsonb_array_length(r.tool_calls), 0), 'at', r.created_at) order by r.position)
+                 from (select * from messages m where m.conversation_id = c.id and m.superseded_at is null order by m.position desc limit $2) r), '[]'::json) as recent
+     from c`,
+    [id, last, chars],
+  );
+  return res.rows[0];
 }

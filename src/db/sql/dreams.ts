@@ -1,11 +1,13 @@
 import type { Queryable } from "../pool.js";
 
-export type JournalKind = "dream" | "reflect" | "idle" | "consolidate";
+export const JOURNAL_KINDS = ["dream", "reflect", "idle", "consolidate"] as const;
+export type JournalKind = (typeof JOURNAL_KINDS)[number];
+export const JOURNAL_STATUSES = ["dreaming", "done", "interrupted", "failed"] as const;
 
 export interface DreamRow {
   id: string;
   kind: JournalKind;
-  status: "dreaming" | "done" | "interrupted" | "failed";
+  status: (typeof JOURNAL_STATUSES)[number];
   job_id: string | null;
   focus: string | null;
   started_at: Date;
@@ -200,4 +202,9 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
   if (r.dream_id) return { state: r.chat_waiting ? "waking" : "dreaming", kind: r.kind, since: r.dream_started, focus: r.focus, dream_id: r.dream_id };
   const awake = r.last_turn !== null && Date.now() - r.last_turn.getTime() < awakeSeconds * 1000;
   return { state: awake ? "awake" : "sleeping", kind: null, since: r.last_turn, focus: null, dream_id: null };
+}
+
+export async function getDream(db: Queryable, id: string): Promise<DreamRow | undefined> {
+  const res = await db.query<DreamRow>("select * from dream_journal where id = $1", [id]);
+  return res.rows[0];
 }

@@ -232,12 +232,27 @@ export async function memoryFromSource(db: Queryable, sourceKind: MemorySourceKi
  * Significant insights and dreams from the last `hours`, newest first: what a chat may be
  * offered as background after Psyche has been dreaming.
  */
-export async function recentInsights(db: Queryable, minImportance: number, hours: number, limit: number): Promise<MemoryRow[]> {
+export async function recentInsights(
+  db: Queryable,
+  minImportance: number,
+  hours: number,
+  limit: number,
+  kinds: readonly MemoryKind[] = ["insight", "dream"],
+): Promise<MemoryRow[]> {
   const res = await db.query<MemoryRow>(
     `select ${COLUMNS} from memories
-     where deleted_at is null and kind in ('insight', 'dream') and importance >= $1 and created_at > now() - make_interval(hours => $2)
+     where deleted_at is null and kind = any($4::text[]) and importance >= $1 and created_at > now() - make_interval(hours => $2)
      order by created_at desc limit $3`,
-    [minImportance, hours, limit],
+    [minImportance, hours, limit, kinds],
+  );
+  return res.rows;
+}
+
+/** The newest live memories, for listing (MCP resources). */
+export async function newestMemories(db: Queryable, limit: number): Promise<Pick<MemoryRow, "id" | "kind" | "content" | "created_at">[]> {
+  const res = await db.query<Pick<MemoryRow, "id" | "kind" | "content" | "created_at">>(
+    "select id, kind, left(content, 200) as content, created_at from memories where deleted_at is null order by created_at desc limit $1",
+    [limit],
   );
   return res.rows;
 }

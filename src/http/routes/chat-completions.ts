@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { randomUUID } from "node:crypto";
 import { TurnFollower } from "../../conversation/follow-turn.js";
 import { startTurn } from "../../conversation/start-turn.js";
-import { getTurn } from "../../db/sql/turns.js";
+import { finishedTurn, TurnNotFinished } from "../../conversation/finished-turn.js";
 import type { HttpDeps } from "../deps.js";
 import { ApiError, fromZodError, invalidRequest, modelNotFound } from "../errors.js";
 import { readJsonObject } from "../read-json.js";
@@ -80,13 +80,10 @@ export function chatCompletionRoutes(deps: HttpDeps): Hono {
     }
 
     // Not streaming: wait for the closing event. A client that goes away does not cancel it.
-    for await (const _ of follower.events({ afterSeq: 0, signal: c.req.raw.signal, fresh: true })) {
-      // the text is read whole from the turn once it is finished
-    }
-    const turn = await getTurn(deps.pool, started.turnId);
-    if (!turn || turn.status === "failed" || turn.status === "queued" || turn.status === "running") {
-      throw new ApiError(500, "server_error", turn?.error ?? "the turn did not finish", { code: "generation_failed" });
-    }
+    const turn = await finishedTurn(deps, follower, c.req.raw.signal).catch((err: unknown) => {
+      if (err instanceof TurnNotFinished) throw new ApiError(500, "server_error", err.message, { code: "generation_failed" });
+      throw err;
+    });
     return c.json({
       id: base.id,
       object: "chat.completion",

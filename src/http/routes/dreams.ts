@@ -3,9 +3,10 @@
 import { Hono } from "hono";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { dreamState, recentDreams, reverieJob } from "../../db/sql/dreams.js";
-import { DREAM_SIGNAL, WAKE_SIGNAL } from "../../dreams/dream.js";
-import { readDreamSettings, setDoNotDisturb } from "../../dreams/settings.js";
+import { JOURNAL_KINDS, JOURNAL_STATUSES, recentDreams, reverieJob } from "../../db/sql/dreams.js";
+import { DREAM_SIGNAL } from "../../dreams/dream.js";
+import { readDreamSettings } from "../../dreams/settings.js";
+import { dreamStatus, wakeUp } from "../../dreams/status.js";
 import { Channel } from "../../jobs/bus.js";
 import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, Priority, type ReverieJob } from "../../jobs/queue.js";
 import type { HttpDeps } from "../deps.js";
@@ -24,13 +25,10 @@ const DreamJobsRequestSchema = z
     path: ["kind"],
   });
 
-/** After a turn, Psyche counts as awake this long. */
-const AWAKE_SECONDS = 60;
-
 const JournalQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(20),
-  kind: z.enum(["dream", "reflect", "idle", "consolidate"]).optional(),
-  status: z.enum(["dreaming", "done", "interrupted", "failed"]).optional(),
+  kind: z.enum(JOURNAL_KINDS).optional(),
+  status: z.enum(JOURNAL_STATUSES).optional(),
   /** An ISO time: entries that began before it (the previous page's next_before). */
   before: z.iso.datetime({ offset: true }).transform((s) => new Date(s)).optional(),
 });
@@ -89,18 +87,9 @@ export function dreamRoutes(deps: HttpDeps): Hono {
     });
   });
 
-  app.get("/dream/status", async (c) => {
-    const [state, { dndUntil, dndReason }] = await Promise.all([dreamState(deps.pool, AWAKE_SECONDS), readDreamSettings(deps.pool, deps.dreamDefaults)]);
-    return c.json({ object: "dream.status", ...state, can_interrupt: dndUntil === null, dnd_until: dndUntil, dnd_reason: dndReason });
-  });
+  app.get("/dream/status", async (c) => c.json({ object: "dream.status", ...(await dreamStatus(deps)) }));
 
-  // Wakes a running reverie, do-not-disturb or not (and ends do-not-disturb).
-  app.post("/dream/wake", async (c) => {
-    const before = await dreamState(deps.pool, AWAKE_SECONDS);
-    await setDoNotDisturb(deps.pool, null, null);
-    deps.bus.notify(Channel.jobs, WAKE_SIGNAL);
-    return c.json({ object: "dream.wake", was: before.state, dream_id: before.dream_id });
-  });
+  app.post("/dream/wake", async (c) => c.json({ object: "dream.wake", ...(await wakeUp(deps)) }));
 
   app.get("/dream/journal", async (c) => {
     const parsed = JournalQuerySchema.safeParse(c.req.query());

@@ -3,32 +3,12 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { latestRun } from "../../db/sql/embedding-runs.js";
-import { type MemoryRow, memoryCounts } from "../../db/sql/memories.js";
+import { memoryCounts } from "../../db/sql/memories.js";
+import { memoryJson } from "../../memory/memory-json.js";
 import type { HttpDeps } from "../deps.js";
 import { ApiError, fromZodError, invalidRequest } from "../errors.js";
 import { readJsonObject } from "../read-json.js";
 import { CreateMemorySchema, MemoryIdSchema, SearchQuerySchema } from "../schemas/memory.js";
-
-export function memoryJson(m: MemoryRow) {
-  return {
-    id: m.id,
-    object: "memory",
-    kind: m.kind,
-    content: m.content,
-    summary: m.summary,
-    tags: m.tags,
-    importance: m.importance,
-    valence: m.valence,
-    arousal: m.arousal,
-    source: { kind: m.source_kind, id: m.source_id },
-    citations: m.citations,
-    embedder: m.embedder,
-    created_at: m.created_at,
-    last_accessed_at: m.last_accessed_at,
-    access_count: m.access_count,
-    reinforcements: m.reinforcements,
-  };
-}
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value);

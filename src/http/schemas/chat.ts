@@ -37,6 +37,22 @@ const ToolCallSchema = z.object({
   }),
 });
 
+/** A function the client offers the model (OpenAI's tools[]). */
+export const ToolDefinitionSchema = z.object({
+  type: z.literal("function", { error: "only function tools are supported" }),
+  function: z.object({
+    name: functionName,
+    description: z.string().max(4000).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullish(),
+  }),
+});
+
+export const ToolChoiceSchema = z.union([
+  z.enum(["none", "auto", "required"]),
+  z.object({ type: z.literal("function"), function: z.object({ name: functionName }) }),
+]);
+
 export const ChatMessageSchema = z.discriminatedUnion(
   "role",
   [
@@ -69,23 +85,8 @@ export const ChatCompletionRequestSchema = z.object({
   n: z.literal(1, { error: "n must be 1: this server generates one choice per request" }).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   user: z.string().optional(),
-  tools: z
-    .array(
-      z.object({
-        type: z.literal("function", { error: "only function tools are supported" }),
-        function: z.object({
-          name: functionName,
-          description: z.string().max(4000).optional(),
-          parameters: z.record(z.string(), z.unknown()).optional(),
-          strict: z.boolean().nullish(),
-        }),
-      }),
-    )
-    .max(128)
-    .nullish(),
-  tool_choice: z
-    .union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: functionName }) })])
-    .nullish(),
+  tools: z.array(ToolDefinitionSchema).max(128).nullish(),
+  tool_choice: ToolChoiceSchema.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;

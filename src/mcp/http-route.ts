@@ -1,0 +1,57 @@
+// Streamable HTTP at /mcp, stateless: each POST gets its own MCP server over the web
+// process's shared dependencies, so any web process can answer any request and nothing is
+// kept between them. Replies are JSON (no server-initiated messages to stream), so a hook
+// script can use plain curl. GET (a server-to-client stream) and DELETE (ending a session)
+// have nothing to do without sessions: 405.
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { type Context, Hono } from "hono";
+import type { HttpDeps } from "../http/deps.js";
+import { originAllowed } from "./origin.js";
+import { createMcpServer } from "./server.js";
+
+/** A JSON-RPC error as the MCP transport writes them (no request id is known). */
+const rpcError = (c: Context, status: 401 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) =>
+  c.json({ jsonrpc: "2.0", error: { code, message }, id: null }, status, headers);
+
+/** The transport insists on both; a client that asks for anything (curl's default) gets JSON. */
+function withAccept(req: Request): Request {
+  const accept = req.headers.get("accept");
+  if (accept && !/^\s*\*\/\*\s*$/.test(accept)) return req;
+  const headers = new Headers(req.headers);
+  headers.set("accept", "application/json, text/event-stream");
+  return new Request(req, { headers });
+}
+
+export function mcpRoutes(deps: HttpDeps): Hono {
+  const app = new Hono();
+
+  app.use("/mcp", async (c, next) => {
+    const origin = c.req.header("origin");
+    if (!originAllowed(origin, deps.mcpAllowedOrigins)) {
+      deps.log.warn({ origin }, "refused an MCP request from a foreign origin");
+      return rpcError(c, 403, -32000, `Forbidden: origin ${origin} may not use this server (PSYCHE_MCP_ALLOWED_ORIGINS lists extra origins)`);
+    }
+    if (deps.apiKey && c.req.header("authorization") !== `Bearer ${deps.apiKey}`) {
+      return rpcError(c, 401, -32001, "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY>", { "WWW-Authenticate": "Bearer" });
+    }
+    await next();
+  });
+
+  app.post("/mcp", async (c) => {
+    const server = createMcpServer(deps);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: deps.bodyLimit });
+    transport.onerror = (err) => deps.log.debug({ err }, "MCP transport refused a request");
+    await server.connect(transport);
+    try {
+      return await transport.handleRequest(withAccept(c.req.raw));
+    } finally {
+      await server.close();
+    }
+  });
+
+  const noSessions = (c: Context) =>
+    rpcError(c, 405, -32000, "Method not allowed: this MCP endpoint is stateless; send each request as a POST", { Allow: "POST" });
+  app.get("/mcp", noSessions);
+  app.delete("/mcp", noSessions);
+  return app;
+}

@@ -1,0 +1,67 @@
+// MCP resources: journal entries (psyche://dreams/{id}) and memories (psyche://memories/{id}),
+// each as JSON; listing offers the newest.
+import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { getDream, recentDreams } from "../db/sql/dreams.js";
+import { newestMemories } from "../db/sql/memories.js";
+import type { HttpDeps } from "../http/deps.js";
+import { memoryJson } from "../memory/memory-json.js";
+
+/** MCP's code for a resource that does not exist (the specification's -32002). */
+const RESOURCE_NOT_FOUND = -32002;
+const LISTED = 50;
+
+const oneLine = (text: string, max = 80) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+};
+
+function idOf(variables: Record<string, string | string[]>, what: string): string {
+  const raw = variables["id"];
+  const id = Array.isArray(raw) ? raw[0] : raw;
+  if (!z.uuid().safeParse(id).success) throw new McpError(ErrorCode.InvalidParams, `${what} ids are UUIDs, not '${String(id)}'`);
+  return id!;
+}
+
+export function registerResources(server: McpServer, deps: HttpDeps): void {
+  server.registerResource(
+    "dream",
+    new ResourceTemplate("psyche://dreams/{id}", {
+      list: async () => ({
+        resources: (await recentDreams(deps.pool, { limit: LISTED })).map((d) => ({
+          uri: `psyche://dreams/${d.id}`,
+          name: `${d.kind} ${d.started_at.toISOString().slice(0, 16)}: ${oneLine(d.content) || d.status}`,
+          mimeType: "application/json",
+        })),
+      }),
+    }),
+    { title: "Dream journal entry", description: "A dream, reflection, idle thought or consolidation, with its text", mimeType: "application/json" },
+    async (uri, variables) => {
+      const id = idOf(variables, "Journal entry");
+      const dream = await getDream(deps.pool, id);
+      if (!dream) throw new McpError(RESOURCE_NOT_FOUND, `No journal entry ${id}`, { uri: uri.href });
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(dream, null, 2) }] };
+    },
+  );
+
+  server.registerResource(
+    "memory",
+    new ResourceTemplate("psyche://memories/{id}", {
+      list: async () => ({
+        resources: (await newestMemories(deps.pool, LISTED)).map((m) => ({
+          uri: `psyche://memories/${m.id}`,
+          name: `${m.kind}: ${oneLine(m.content)}`,
+          mimeType: "application/json",
+        })),
+      }),
+    }),
+    { title: "Memory", description: "One of Psyche's long-term memories", mimeType: "application/json" },
+    async (uri, variables) => {
+      const id = idOf(variables, "Memory");
+      const memory = await deps.memory.get(id);
+      if (!memory) throw new McpError(RESOURCE_NOT_FOUND, `No memory ${id}`, { uri: uri.href });
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(memoryJson(memory), null, 2) }] };
+    },
+  );
+}

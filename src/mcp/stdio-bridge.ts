@@ -1,0 +1,84 @@
+// `psyche mcp`: for MCP clients that spawn a process (Claude Desktop, Claude Code's stdio
+// servers). It loads nothing: it relays JSON-RPC between stdin/stdout and a running server's
+// /mcp, so every client shares one server with its models loaded once (seed 004).
+import type { Readable, Writable } from "node:stream";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { Config } from "../config.js";
+import type { Logger } from "../log.js";
+
+export class NoServerError extends Error {
+  override name = "NoServerError";
+}
+
+/** The server's base URL: --server-url, else the address `psyche serve` would listen on. */
+export function serverBaseUrl(config: Pick<Config, "serverUrl" | "host" | "port">): string {
+  if (config.serverUrl) return config.serverUrl.replace(/\/+$/, "");
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+/** Throws NoServerError, saying how to start one, when nothing answers /health. */
+export async function checkServer(base: string, timeoutMs = 3000): Promise<void> {
+  let problem: string;
+  try {
+    const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    if (res.ok) return;
+    problem = `it answered /health with HTTP ${res.status}`;
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    problem = cause === "ECONNREFUSED" ? "nothing is listening there" : (err as Error).name === "TimeoutError" ? "it did not answer in time" : (err as Error).message;
+  }
+  throw new NoServerError(
+    `no Psyche server at ${base} (${problem}). Start one first: \`psyche serve\` (or \`npm start\` in the Psyche folder), ` +
+      "and keep it running; set PSYCHE_SERVER_URL (or --server-url) if it listens elsewhere.",
+  );
+}
+
+export interface Bridge {
+  /** Resolves when stdin ends or either side closes. */
+  closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startStdioBridge(
+  config: Pick<Config, "serverUrl" | "host" | "port" | "apiKey">,
+  log: Logger,
+  io: { stdin: Readable; stdout: Writable } = { stdin: process.stdin, stdout: process.stdout },
+): Promise<Bridge> {
+  const base = serverBaseUrl(config);
+  await checkServer(base);
+  const stdio = new StdioServerTransport(io.stdin, io.stdout);
+  const http = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
+    requestInit: config.apiKey ? { headers: { authorization: `Bearer ${config.apiKey}` } } : {},
+  });
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  const close = async () => {
+    await Promise.allSettled([stdio.close(), http.close()]);
+    resolveClosed();
+  };
+
+  stdio.onmessage = (message: JSONRPCMessage) => {
+    http.send(message).catch((err: unknown) => {
+      log.warn({ err }, "the server did not take a message");
+      // A request must be answered, or the client waits for ever.
+      if (isJSONRPCRequest(message)) {
+        void stdio.send({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: `Psyche at ${base} did not answer: ${(err as Error).message}` } });
+      }
+    });
+  };
+  http.onmessage = (message: JSONRPCMessage) => {
+    stdio.send(message).catch((err: unknown) => log.warn({ err }, "could not write to stdout"));
+  };
+  stdio.onerror = (err) => log.warn({ err }, "stdin carried something that is not JSON-RPC");
+  http.onerror = (err) => log.debug({ err }, "MCP HTTP transport");
+  stdio.onclose = () => void close();
+  io.stdin.once("end", () => void close());
+
+  await http.start();
+  await stdio.start();
+  log.info({ url: `${base}/mcp` }, "bridging stdio to Psyche's MCP endpoint");
+  return { closed, close };
+}

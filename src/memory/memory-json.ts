@@ -1,0 +1,23 @@
+// A memory as the API and MCP show it.
+import type { MemoryRow } from "../db/sql/memories.js";
+
+export function memoryJson(m: MemoryRow) {
+  return {
+    id: m.id,
+    object: "memory",
+    kind: m.kind,
+    content: m.content,
+    summary: m.summary,
+    tags: m.tags,
+    importance: m.importance,
+    valence: m.valence,
+    arousal: m.arousal,
+    source: { kind: m.source_kind, id: m.source_id },
+    citations: m.citations,
+    embedder: m.embedder,
+    created_at: m.created_at,
+    last_accessed_at: m.last_accessed_at,
+    access_count: m.access_count,
+    reinforcements: m.reinforcements,
+  };
+}
