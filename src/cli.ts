@@ -13,7 +13,7 @@ import { createLogger, type Logger } from "./log.js";
 import { serve } from "./processes/serve.js";
 import { runDatabase, runMigrate, runWeb } from "./processes/separate.js";
 import { runInference } from "../workers/inference.js";
-import { NoServerError, startStdioBridge } from "./mcp/stdio-bridge.js";
+import { BridgeError, startStdioBridge } from "./mcp/stdio-bridge.js";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -116,7 +116,7 @@ async function main(): Promise<void> {
   try {
     await run(args, config, log);
   } catch (err) {
-    const known = [UsageError, ConfigError, ModelError, PortInUseError, DatabaseInUseError, MigrationError, DatabaseUnreachableError, NoServerError].some((E) => err instanceof E);
+    const known = [UsageError, ConfigError, ModelError, PortInUseError, DatabaseInUseError, MigrationError, DatabaseUnreachableError, BridgeError].some((E) => err instanceof E);
     if (known) process.stderr.write(`psyche: ${(err as Error).message}\n`);
     else log.fatal({ err }, "psyche failed");
     process.exit(err instanceof UsageError || err instanceof ConfigError ? 2 : 1);

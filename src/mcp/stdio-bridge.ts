@@ -8,8 +8,9 @@ import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 
-export class NoServerError extends Error {
-  override name = "NoServerError";
+/** The bridge cannot start: no server, or one that refuses it. */
+export class BridgeError extends Error {
+  override name = "BridgeError";
 }
 
 /** The server's base URL: --server-url, else the address `psyche serve` would listen on. */
@@ -19,21 +20,33 @@ export function serverBaseUrl(config: Pick<Config, "serverUrl" | "host" | "port"
   return `http://${host}:${config.port}`;
 }
 
-/** Throws NoServerError, saying how to start one, when nothing answers /health. */
-export async function checkServer(base: string, timeoutMs = 3000): Promise<void> {
+/**
+ * Throws a BridgeError that says what to do when nothing answers /health (start a server)
+ * or /mcp refuses the API key, so a client's log shows the reason rather than a dead pipe.
+ */
+export async function checkServer(base: string, apiKey: string | undefined, timeoutMs = 3000): Promise<void> {
   let problem: string;
   try {
     const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (res.ok) return;
-    problem = `it answered /health with HTTP ${res.status}`;
+    if (!res.ok) throw new Error(`it answered /health with HTTP ${res.status}`);
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     problem = cause === "ECONNREFUSED" ? "nothing is listening there" : (err as Error).name === "TimeoutError" ? "it did not answer in time" : (err as Error).message;
+    throw new BridgeError(
+      `no Psyche server at ${base} (${problem}). Start one first: \`psyche serve\` (or \`npm start\` in the Psyche folder), ` +
+        "and keep it running; set PSYCHE_SERVER_URL (or --server-url) if it listens elsewhere.",
+    );
   }
-  throw new NoServerError(
-    `no Psyche server at ${base} (${problem}). Start one first: \`psyche serve\` (or \`npm start\` in the Psyche folder), ` +
-      "and keep it running; set PSYCHE_SERVER_URL (or --server-url) if it listens elsewhere.",
-  );
+  const ping = await fetch(`${base}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (ping.status === 401) {
+    throw new BridgeError(`the Psyche server at ${base} refused ${apiKey ? "the API key" : "a request without an API key"}: set PSYCHE_API_KEY (or --api-key) to the server's key`);
+  }
+  if (!ping.ok) throw new BridgeError(`the Psyche server at ${base} answered /mcp with HTTP ${ping.status}: ${(await ping.text()).slice(0, 200)}`);
 }
 
 export interface Bridge {
@@ -48,7 +61,7 @@ export async function startStdioBridge(
   io: { stdin: Readable; stdout: Writable } = { stdin: process.stdin, stdout: process.stdout },
 ): Promise<Bridge> {
   const base = serverBaseUrl(config);
-  await checkServer(base);
+  await checkServer(base, config.apiKey);
   const stdio = new StdioServerTransport(io.stdin, io.stdout);
   const http = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
     requestInit: config.apiKey ? { headers: { authorization: `Bearer ${config.apiKey}` } } : {},
