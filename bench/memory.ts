@@ -14,13 +14,13 @@ import type { Logger } from "../src/log.js";
 import { serve } from "../src/processes/serve.js";
 import { random, syntheticMemory, syntheticQuery } from "./synthetic-memories.js";
 
-const percentile = (xs: number[], p: number) => {
+export const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 };
 
 /** Bulk-loads `n` synthetic memories (ages spread over a year) through the embedder's threads. */
-async function load(pool: Pool, embedder: Embedder, n: number, seed: number): Promise<void> {
+export async function load(pool: Pool, embedder: Embedder, n: number, seed: number): Promise<void> {
   const r = random(seed);
   for (let done = 0; done < n; done += 1000) {
     const texts = Array.from({ length: Math.min(1000, n - done) }, () => syntheticMemory(r));

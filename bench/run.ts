@@ -11,6 +11,7 @@ import { packageRoot } from "../src/paths.js";
 import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 import { benchWake } from "./wake.js";
+import { benchMcp, type McpBenchResult } from "./mcp.js";
 
 const root = packageRoot();
 const dataDir = join(root, ".psyche", "bench");
@@ -27,7 +28,7 @@ if (!existsSync(modelPath)) {
   process.stderr.write(`  done in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
 }
 
-// BENCH_ONLY=stream, memory or wake runs one part, keeping the others' last results;
+// BENCH_ONLY=stream, memory, wake or mcp runs one part, keeping the others' last results;
 // BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
 const only = process.env.BENCH_ONLY;
 const previous = existsSync(join(root, "bench", "results", "latest.json")) ? JSON.parse(readFileSync(join(root, "bench", "results", "latest.json"), "utf8")) : {};
@@ -37,7 +38,7 @@ const cores = availableParallelism();
 const streamFlags = { dataDir, port: 0, dbPort: 0, logLevel: "warn", quiet: true, embeddingModel: "builtin", embeddingThreads: 1, recallPromptTokens: 0, memoryTools: false };
 
 let measured = previous.measured ?? [];
-const part = (name: "stream" | "memory" | "wake") => !only || only === name;
+const part = (name: "stream" | "memory" | "wake" | "mcp") => !only || only === name;
 if (part("stream")) {
   measured = [];
   // On a small machine the model's threads and the server's one JS thread compete: measure
@@ -84,11 +85,20 @@ if (part("memory")) {
   memory = { date: new Date().toISOString(), search, store };
 }
 
+let mcp: (McpBenchResult & { date: string }) | undefined = previous.mcp;
+if (part("mcp")) {
+  const memories = Number(process.env.BENCH_MCP_MEMORIES ?? 10_000);
+  const calls = Number(process.env.BENCH_MCP_CALLS ?? 200);
+  const base = loadConfig({ ...streamFlags, model: "tiny", threads: 1, embeddingThreads: cores }, {});
+  process.stderr.write(`mcp: assemble_context over HTTP, ${memories} memories, ${calls} calls\n`);
+  mcp = { date: new Date().toISOString(), ...(await benchMcp(base, log, memories, calls)) };
+}
+
 const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const keepStream = !part("stream");
 const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
 const meta = keepStream && previous.runs ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns } : { runs, maxTokens, ttftRuns };
-const results = { date: streamDate, machine, ...meta, measured, memory, wake };
+const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
@@ -138,6 +148,18 @@ if (wake) {
     `| chat time to first token, dream running | ${ms(wake.ttftDreamingMs)} | p95 grows < 100 ms | ${pass(wake.ttftGrowthP95Ms < 100)} (${signed(wake.ttftGrowthP95Ms)} ms) |`,
   );
 }
+const mcpTable: string[] = [];
+if (mcp) {
+  mcpTable.push(
+    "",
+    `MCP, measured ${String(mcp.date).slice(0, 10)} on the same machine: \`assemble_context\` as a prompt hook calls it, one POST to \`/mcp\` (a new stateless MCP server per request) from a client in its own thread, ${mcp.calls} calls, ${mcp.memories} synthetic memories and 5 recent insights, max_tokens ${mcp.maxTokens}; a median answer held ${mcp.memoriesPerAnswer} memories. In process: the same assembly without HTTP or MCP.`,
+    "",
+    "| measure | p50 / p95 (ms) | target | met |",
+    "| --- | --- | --- | --- |",
+    `| assemble_context round trip over HTTP | ${f1(mcp.httpMs.p50)} / ${f1(mcp.httpMs.p95)} (max ${f1(mcp.httpMs.max)}) | p95 < 50 ms | ${pass(mcp.httpMs.p95 < 50)} |`,
+    `| assemble_context in process | ${f1(mcp.inProcessMs.p50)} / ${f1(mcp.inProcessMs.p95)} | | |`,
+  );
+}
 const table = [
   `Measured ${results.date.slice(0, 10)} on ${machine}; random-weight models, raw and HTTP alternating, the client in its own thread. Decode rates: medians of ${meta.runs} runs of ${meta.maxTokens} tokens per bench-model row (${3 * meta.runs} for the tiny model). Time to first token: ${meta.ttftRuns} pairs of one-token replies per row; the result is the median of paired differences (each HTTP run minus the raw run just before it), with their interquartile range.`,
   "",
@@ -146,6 +168,7 @@ const table = [
   ...rows,
   ...memoryTable,
   ...wakeTable,
+  ...mcpTable,
 ].join("\n");
 writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);
 

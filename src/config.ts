@@ -45,7 +45,8 @@ export const ConfigSchema = z.object({
    * (e.g. "https://app.example.com"); other origins get 403.
    */
   mcpAllowedOrigins: z
-    .string()
+    // A list too, so a loaded Config can be loaded again with changes.
+    .union([z.string(), z.array(z.string()).transform((a) => a.join(","))])
     .default("")
     .transform((s, ctx) => {
       const origins = s.split(",").map((o) => o.trim()).filter(Boolean);

@@ -49,3 +49,8 @@ t.test("MCP: extra browser origins, and the server psyche mcp bridges to", async
   t.equal(loadConfig({}, { PSYCHE_SERVER_URL: "http://10.0.0.5:8741" }).serverUrl, "http://10.0.0.5:8741");
   t.throws(() => loadConfig({ serverUrl: "ftp://x.example" }, {}), /--server-url/);
 });
+
+t.test("a loaded config loads again unchanged (benchmarks and tests derive configs from one)", async (t) => {
+  const c = loadConfig({}, { PSYCHE_MCP_ALLOWED_ORIGINS: "https://a.example", PSYCHE_SERVER_URL: "http://h.example:1" });
+  t.same(loadConfig({ ...c }, {}), c);
+});
