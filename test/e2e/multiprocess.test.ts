@@ -44,6 +44,14 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
 
   const health = (await (await fetch(`${url}/health`)).json()) as any;
   t.equal(health.worker.alive, true, "the web process sees the worker through Postgres");
+  // MCP is the web process's too: stateless, so a web process alone answers it.
+  const mcp = await fetch(`${url}/mcp`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "dream_status", arguments: {} } }),
+  });
+  t.equal(mcp.status, 200);
+  t.match(((await mcp.json()) as any).result.structuredContent, { state: /^(sleeping|awake)$/ }, "psyche web answers MCP");
 
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
