@@ -88,4 +88,9 @@ t.test("what a stateless endpoint refuses, and bad JSON-RPC", async (t) => {
   t.match(await garbage.json(), { jsonrpc: "2.0", error: { code: -32700 } });
   const unknownMethod = (await (await rpc({ jsonrpc: "2.0", id: 3, method: "no/such" }, auth)).json()) as any;
   t.match(unknownMethod, { id: 3, error: { code: -32601 } });
+  const before = (await psyche.db.pool.query("select count(*)::int as n from memories")).rows[0].n;
+  const huge = await rpc({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "store_memory", arguments: { content: "x".repeat(1_100_000) } } }, auth);
+  t.equal(huge.status, 413, "a body over --body-limit");
+  t.match(await huge.json(), { jsonrpc: "2.0", error: {} });
+  t.equal((await psyche.db.pool.query("select count(*)::int as n from memories")).rows[0].n, before, "and nothing stored");
 });
