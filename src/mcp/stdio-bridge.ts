@@ -4,7 +4,7 @@
 import type { Readable, Writable } from "node:stream";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { isJSONRPCRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 
@@ -68,27 +68,55 @@ export async function startStdioBridge(
   });
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
-  const close = async () => {
+  // Closing a transport calls its onclose, which calls this again, at once: the flag is set
+  // before anything is closed.
+  let closing = false;
+  const close = async (): Promise<void> => {
+    if (closing) return closed;
+    closing = true;
     await Promise.allSettled([stdio.close(), http.close()]);
     resolveClosed();
   };
 
+  // Requests sent on and not yet answered: when stdin ends (a client that wrote its requests
+  // and closed the pipe), their answers are still written before the bridge closes.
+  const pending = new Set<RequestId>();
+  let stdinEnded = false;
+  const answered = (id: RequestId) => {
+    pending.delete(id);
+    if (stdinEnded && pending.size === 0) void close();
+  };
+
   stdio.onmessage = (message: JSONRPCMessage) => {
-    http.send(message).catch((err: unknown) => {
+    const request = isJSONRPCRequest(message) ? message : undefined;
+    if (request) pending.add(request.id);
+    http.send(message).catch(async (err: unknown) => {
       log.warn({ err }, "the server did not take a message");
       // A request must be answered, or the client waits for ever.
-      if (isJSONRPCRequest(message)) {
-        void stdio.send({ jsonrpc: "2.0", id: message.id, error: { code: -32000, message: `Psyche at ${base} did not answer: ${(err as Error).message}` } });
-      }
+      if (!request) return;
+      await stdio
+        .send({ jsonrpc: "2.0", id: request.id, error: { code: -32000, message: `Psyche at ${base} did not answer: ${(err as Error).message}` } })
+        .catch(() => undefined);
+      answered(request.id);
     });
   };
   http.onmessage = (message: JSONRPCMessage) => {
-    stdio.send(message).catch((err: unknown) => log.warn({ err }, "could not write to stdout"));
+    void stdio
+      .send(message)
+      .catch((err: unknown) => log.warn({ err }, "could not write to stdout"))
+      .then(() => {
+        if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+          if (message.id !== undefined) answered(message.id);
+        }
+      });
   };
   stdio.onerror = (err) => log.warn({ err }, "stdin carried something that is not JSON-RPC");
   http.onerror = (err) => log.debug({ err }, "MCP HTTP transport");
   stdio.onclose = () => void close();
-  io.stdin.once("end", () => void close());
+  io.stdin.once("end", () => {
+    stdinEnded = true;
+    if (pending.size === 0) void close();
+  });
 
   await http.start();
   await stdio.start();

@@ -52,6 +52,26 @@ t.test("the SDK's stdio client through psyche mcp", async (t) => {
   t.notMatch(stderr, /error/i, "the bridge logged no error");
 });
 
+t.test("a client that writes its requests and closes stdin gets every answer, then the bridge exits 0", async (t) => {
+  const child = spawn(process.execPath, [CLI, "mcp"], { env: env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: API_KEY }), stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const lines = [
+    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipe", version: "0" } } },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "chat", arguments: { message: "one reply, then goodbye", max_tokens: 5 } } },
+  ];
+  child.stdin.end(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+  const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+  t.equal(code, 0, stderr);
+  const answers = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: number; result?: { structuredContent?: { usage?: { completion_tokens: number } } } });
+  t.same(answers.map((a) => a.id), [1, 2], "the chat that was still running when stdin ended was answered");
+  t.equal(answers[1]!.result?.structuredContent?.usage?.completion_tokens, 5);
+  t.notMatch(stderr, /RangeError|Error/, "closing is clean");
+});
+
 t.test("a wrong or missing API key: the bridge says so and exits 1", async (t) => {
   const wrong = await runCli(["mcp"], env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: "wrong-key-0000" }));
   t.equal(wrong.code, 1);
