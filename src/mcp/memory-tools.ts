@@ -21,9 +21,9 @@ export function registerMemoryTools(server: McpServer, deps: HttpDeps): void {
       annotations: { readOnlyHint: true },
     },
     guarded("recall_memory", deps.log, async ({ query, k }, extra) => {
-      const ranked = await deps.memory.search(query, k, extra.signal);
       // Dream text is not a memory of the world (memory/recall.ts).
-      const memories = ranked.filter((r) => r.memory.kind !== "dream").map((r) => ({ ...memoryJson(r.memory), score: r.score }));
+      const ranked = await deps.memory.search(query, k, extra.signal, ["dream"]);
+      const memories = ranked.map((r) => ({ ...memoryJson(r.memory), score: r.score }));
       const text = memories.length
         ? memories.map((m) => `- ${m.content} (${m.kind}, importance ${m.importance.toFixed(2)}, id ${m.id})`).join("\n")
         : `Nothing in memory bears on "${query}".`;

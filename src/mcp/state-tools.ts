@@ -23,7 +23,7 @@ export function registerStateTools(server: McpServer, deps: HttpDeps): void {
     },
     guarded("get_emotion", deps.log, async () => {
       const mood = await deps.mood.current();
-      const text = describeMood(mood).replace(/^Your current mood/, "Psyche's current mood");
+      const text = describeMood(mood, "Psyche's current mood");
       return result(
         { valence: mood.valence, arousal: mood.arousal, updated_at: mood.updatedAt, baseline: deps.mood.settings.baseline, description: text },
         text,
@@ -49,7 +49,7 @@ export function registerStateTools(server: McpServer, deps: HttpDeps): void {
         dreamStatus(deps),
       ]);
       if (conversation_id && !conversation) return failure(`No conversation '${conversation_id}'`);
-      const lines = [describeMood(mood).replace(/^Your current mood/, "Mood"), `Dream state: ${dream.state}${dream.kind ? ` (${dream.kind})` : ""}.`];
+      const lines = [describeMood(mood, "Mood"), `Dream state: ${dream.state}${dream.kind ? ` (${dream.kind})` : ""}.`];
       if (conversation) {
         lines.push(
           "",

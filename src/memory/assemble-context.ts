@@ -36,11 +36,12 @@ const line = (m: MemoryRow): string => `- ${m.content.replace(/\s+/g, " ").trim(
 
 export async function assembleContext(memory: Memory, o: AssembleOptions): Promise<AssembledContext> {
   const [found, insights] = await Promise.all([
-    o.query.trim() ? memory.search(o.query, o.limit, o.signal) : Promise.resolve([]),
+    // Dreams are not memories of the world (memory/recall.ts).
+    o.query.trim() ? memory.search(o.query, o.limit, o.signal, ["dream"]) : Promise.resolve([]),
     memory.recentInsights(INSIGHT_MIN_IMPORTANCE, INSIGHT_HOURS, INSIGHT_LIMIT, ["insight"]),
   ]);
-  // Dreams are not memories of the world (memory/recall.ts); insights get their own section.
-  const memories = found.map((r) => r.memory).filter((m) => m.kind !== "dream" && m.kind !== "insight");
+  // Insights get their own section.
+  const memories = found.map((r) => r.memory).filter((m) => m.kind !== "insight");
   const relevantInsights = found.map((r) => r.memory).filter((m) => m.kind === "insight");
   const seen = new Set(relevantInsights.map((m) => m.id));
   const allInsights = [...relevantInsights, ...insights.filter((m) => !seen.has(m.id))];

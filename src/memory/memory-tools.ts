@@ -50,9 +50,8 @@ export class MemoryTools implements ServerTools {
     if (problems.length) return JSON.stringify({ error: `invalid arguments: ${problems.join("; ")}` });
     const args = JSON.parse(call.arguments) as Record<string, unknown>;
     if (call.name === "recall_memory") {
-      const found = await this.memory.search(String(args.query), typeof args.k === "number" ? args.k : 5, ctx.signal);
       // Dream text reaches a chat only as the recall's set-apart background (memory/recall.ts).
-      const memories = found.filter((r) => r.memory.kind !== "dream");
+      const memories = await this.memory.search(String(args.query), typeof args.k === "number" ? args.k : 5, ctx.signal, ["dream"]);
       return JSON.stringify({ memories: memories.map((r) => ({ id: r.memory.id, kind: r.memory.kind, content: r.memory.content, created_at: r.memory.created_at })) });
     }
     const stored = await this.memory.remember({

@@ -102,8 +102,11 @@ export class Memory {
     });
   }
 
-  /** The `k` best memories for `query`; each returned memory counts as recalled. */
-  async search(query: string, k: number, signal?: AbortSignal): Promise<Ranked<Candidate>[]> {
+  /**
+   * The `k` best memories for `query`, leaving out the kinds in `exclude` (dreams, for anything
+   * that treats the result as memories of the world); each returned memory counts as recalled.
+   */
+  async search(query: string, k: number, signal?: AbortSignal, exclude: readonly MemoryKind[] = []): Promise<Ranked<Candidate>[]> {
     const [vector] = await this.deps.embedder.embed([query], signal);
     const candidates = await memoryCandidates(this.deps.pool, this.space, {
       vector: vector!,
@@ -113,7 +116,9 @@ export class Memory {
       minSimilarity: this.deps.settings.minSimilarity,
       textScan: 200,
     });
-    const ranked = rankMemories(candidates, this.deps.settings.rank).slice(0, k);
+    const ranked = rankMemories(candidates, this.deps.settings.rank)
+      .filter((r) => !exclude.includes(r.memory.kind))
+      .slice(0, k);
     await markAccessed(
       this.deps.pool,
       ranked.map((r) => r.memory.id),

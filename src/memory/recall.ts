@@ -44,7 +44,8 @@ export class MemoryRecall implements Recall {
     const insights = this.deps.insights ?? { limit: 2, hours: 24, minImportance: 0.3 };
     const [mood, recalled, background] = await Promise.all([
       this.deps.mood.current(now),
-      query.trim() ? this.deps.memory.search(query, this.deps.maxMemories ?? 8, signal) : Promise.resolve([]),
+      // Dream text is not a memory of the world: it comes only as background, set apart.
+      query.trim() ? this.deps.memory.search(query, this.deps.maxMemories ?? 8, signal, ["dream"]) : Promise.resolve([]),
       insights.limit > 0 ? this.deps.memory.recentInsights(insights.minImportance, insights.hours, insights.limit) : Promise.resolve([]),
     ]);
     const lines = [describeMood(mood)];
@@ -60,8 +61,7 @@ export class MemoryRecall implements Recall {
       }
       return items.length ? [header, ...items] : [];
     };
-    // Dream text is not a memory of the world: it comes only as background, set apart.
-    const remembered = recalled.map((r) => r.memory).filter((m) => m.kind !== "dream");
+    const remembered = recalled.map((r) => r.memory);
     lines.push(...take("Things you remember that may bear on this (most relevant first):", remembered));
     const offered = new Set(remembered.map((m) => m.id));
     lines.push(...take(BACKGROUND_HEADER, background.filter((m) => !offered.has(m.id))));

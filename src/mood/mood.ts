@@ -35,9 +35,9 @@ export function reactedMood(state: MoodState | undefined, stimulus: Affect, now:
   };
 }
 
-/** A line for the system prompt. */
-export function describeMood(m: Affect): string {
+/** The mood in words, a line for the system prompt by default; `subject` opens the sentence. */
+export function describeMood(m: Affect, subject = "Your current mood"): string {
   const v = m.valence > 0.25 ? "content" : m.valence < -0.25 ? "troubled" : "even";
   const a = m.arousal > 0.25 ? "energised" : m.arousal < -0.25 ? "calm" : "steady";
-  return `Your current mood: ${v} and ${a} (valence ${m.valence.toFixed(2)}, arousal ${m.arousal.toFixed(2)}, each from -1 to 1).`;
+  return `${subject}: ${v} and ${a} (valence ${m.valence.toFixed(2)}, arousal ${m.arousal.toFixed(2)}, each from -1 to 1).`;
 }
