@@ -21,28 +21,26 @@ export function serverBaseUrl(config: Pick<Config, "serverUrl" | "host" | "port"
 }
 
 /**
- * Throws a BridgeError that says what to do when nothing answers /health (start a server)
- * or /mcp refuses the API key, so a client's log shows the reason rather than a dead pipe.
+ * Pings /mcp. Throws a BridgeError that says what to do when nothing answers (start a server)
+ * or the server refuses the API key, so a client's log shows the reason rather than a dead pipe.
  */
 export async function checkServer(base: string, apiKey: string | undefined, timeoutMs = 3000): Promise<void> {
-  let problem: string;
+  let ping: Response;
   try {
-    const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok) throw new Error(`it answered /health with HTTP ${res.status}`);
+    ping = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
-    problem = cause === "ECONNREFUSED" ? "nothing is listening there" : (err as Error).name === "TimeoutError" ? "it did not answer in time" : (err as Error).message;
+    const problem = cause === "ECONNREFUSED" ? "nothing is listening there" : (err as Error).name === "TimeoutError" ? "it did not answer in time" : (err as Error).message;
     throw new BridgeError(
       `no Psyche server at ${base} (${problem}). Start one first: \`psyche serve\` (or \`npm start\` in the Psyche folder), ` +
         "and keep it running; set PSYCHE_SERVER_URL (or --server-url) if it listens elsewhere.",
     );
   }
-  const ping = await fetch(`${base}/mcp`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
   if (ping.status === 401) {
     throw new BridgeError(`the Psyche server at ${base} refused ${apiKey ? "the API key" : "a request without an API key"}: set PSYCHE_API_KEY (or --api-key) to the server's key`);
   }
