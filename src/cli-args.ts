@@ -1,12 +1,16 @@
 // Command-line parsing: `psyche <command> [flags]`. Flags are the config keys in kebab-case.
 import { parseArgs } from "node:util";
 import { ENV_NAMES, flagName } from "./config.js";
+import { UserError, type UserErrorOptions } from "./errors.js";
 
 export const COMMANDS = ["serve", "db", "migrate", "web", "inference", "mcp", "model"] as const;
 export type Command = (typeof COMMANDS)[number];
 
-export class UsageError extends Error {
+export class UsageError extends UserError {
   override name = "UsageError";
+  constructor(message: string, opts: UserErrorOptions = {}) {
+    super(message, { exitCode: 2, ...opts });
+  }
 }
 
 export const USAGE = `Usage: psyche <command> [flags]

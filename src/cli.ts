@@ -1,19 +1,15 @@
 #!/usr/bin/env node
 // psyche <command>: see USAGE in cli-args.ts.
 import { resolve } from "node:path";
-import { ConfigError, loadConfig, type Config } from "./config.js";
+import { loadConfig, type Config } from "./config.js";
+import { UserError } from "./errors.js";
 import { parseCli, UsageError, USAGE, type ParsedArgs } from "./cli-args.js";
-import { DatabaseInUseError } from "./db/embedded.js";
-import { MigrationError } from "./db/migrate.js";
-import { DatabaseUnreachableError } from "./db/wait.js";
-import { PortInUseError } from "./http/server.js";
-import { ModelError } from "./inference/load-model.js";
 import { BENCH_SHAPE, TINY_SHAPE, writeRandomModel } from "./inference/random-model.js";
 import { createLogger, type Logger } from "./log.js";
 import { serve } from "./processes/serve.js";
 import { runDatabase, runMigrate, runWeb } from "./processes/separate.js";
 import { runInference } from "../workers/inference.js";
-import { BridgeError, startStdioBridge } from "./mcp/stdio-bridge.js";
+import { startStdioBridge } from "./mcp/stdio-bridge.js";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -116,10 +112,9 @@ async function main(): Promise<void> {
   try {
     await run(args, config, log);
   } catch (err) {
-    const known = [UsageError, ConfigError, ModelError, PortInUseError, DatabaseInUseError, MigrationError, DatabaseUnreachableError, BridgeError].some((E) => err instanceof E);
-    if (known) process.stderr.write(`psyche: ${(err as Error).message}\n`);
+    if (err instanceof UserError) process.stderr.write(`psyche: ${err.message}\n`);
     else log.fatal({ err }, "psyche failed");
-    process.exit(err instanceof UsageError || err instanceof ConfigError ? 2 : 1);
+    process.exit(err instanceof UserError ? err.exitCode : 1);
   }
 }
 

@@ -2,6 +2,7 @@
 import { availableParallelism, homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { UserError, type UserErrorOptions } from "./errors.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -36,8 +37,6 @@ export const ConfigSchema = z.object({
   contextSize: positiveInt.default(4096),
   /** Tokens the model reads per batch (unset: node-llama-cpp's default). */
   batchSize: positiveInt.max(8192).optional(),
-  /** Parallel sequences in the model's context (one chat, one dream, ...). */
-  sequences: positiveInt.default(2),
   /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
   gpu: z.enum(["false", "auto", "cuda", "vulkan", "metal"]).default("false"),
   /**
@@ -118,59 +117,22 @@ export const ConfigSchema = z.object({
 });
 export type Config = z.infer<typeof ConfigSchema>;
 
+/** The one setting whose variable is not PSYCHE_<KEY>: every Postgres tool reads DATABASE_URL. */
+const UNPREFIXED_ENV: Partial<Record<keyof Config, string>> = { databaseUrl: "DATABASE_URL" };
+
+/** A setting's environment variable: PSYCHE_ and the key in upper snake case (dataDir: PSYCHE_DATA_DIR). */
+export const envName = (key: keyof Config): string => UNPREFIXED_ENV[key] ?? `PSYCHE_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+
 /** Environment variable for each setting; the flag is the kebab-case of the key. */
-export const ENV_NAMES: Record<keyof Config, string> = {
-  serverUrl: "PSYCHE_SERVER_URL",
-  host: "PSYCHE_HOST",
-  port: "PSYCHE_PORT",
-  dataDir: "PSYCHE_DATA_DIR",
-  dbPort: "PSYCHE_DB_PORT",
-  databaseUrl: "DATABASE_URL",
-  model: "PSYCHE_MODEL",
-  modelId: "PSYCHE_MODEL_ID",
-  threads: "PSYCHE_THREADS",
-  contextSize: "PSYCHE_CONTEXT_SIZE",
-  sequences: "PSYCHE_SEQUENCES",
-  batchSize: "PSYCHE_BATCH_SIZE",
-  gpu: "PSYCHE_GPU",
-  mcpAllowedOrigins: "PSYCHE_MCP_ALLOWED_ORIGINS",
-  apiKey: "PSYCHE_API_KEY",
-  bodyLimit: "PSYCHE_BODY_LIMIT",
-  maxTokens: "PSYCHE_MAX_TOKENS",
-  pollMs: "PSYCHE_POLL_MS",
-  heartbeatMs: "PSYCHE_HEARTBEAT_MS",
-  shutdownGraceSeconds: "PSYCHE_SHUTDOWN_GRACE_SECONDS",
-  persona: "PSYCHE_PERSONA",
-  embeddingModel: "PSYCHE_EMBEDDING_MODEL",
-  embeddingThreads: "PSYCHE_EMBEDDING_THREADS",
-  recallWeightRelevance: "PSYCHE_RECALL_WEIGHT_RELEVANCE",
-  recallWeightRecency: "PSYCHE_RECALL_WEIGHT_RECENCY",
-  recallWeightImportance: "PSYCHE_RECALL_WEIGHT_IMPORTANCE",
-  recallHalfLifeHours: "PSYCHE_RECALL_HALF_LIFE_HOURS",
-  recallMinSimilarity: "PSYCHE_RECALL_MIN_SIMILARITY",
-  recallPromptTokens: "PSYCHE_RECALL_PROMPT_TOKENS",
-  duplicateSimilarity: "PSYCHE_DUPLICATE_SIMILARITY",
-  memoryPurgeAfterSeconds: "PSYCHE_MEMORY_PURGE_AFTER_SECONDS",
-  memoryTools: "PSYCHE_MEMORY_TOOLS",
-  toolIterations: "PSYCHE_TOOL_ITERATIONS",
-  dreamDelaySeconds: "PSYCHE_DREAM_DELAY_SECONDS",
-  dreamCooldownSeconds: "PSYCHE_DREAM_COOLDOWN_SECONDS",
-  wakeLockSeconds: "PSYCHE_WAKE_LOCK_SECONDS",
-  dreamMaxTokens: "PSYCHE_DREAM_MAX_TOKENS",
-  dreamMaxSeconds: "PSYCHE_DREAM_MAX_SECONDS",
-  consolidation: "PSYCHE_CONSOLIDATION",
-  moodBaselineValence: "PSYCHE_MOOD_BASELINE_VALENCE",
-  moodBaselineArousal: "PSYCHE_MOOD_BASELINE_AROUSAL",
-  moodHalfLifeMinutes: "PSYCHE_MOOD_HALF_LIFE_MINUTES",
-  moodSensitivity: "PSYCHE_MOOD_SENSITIVITY",
-  logLevel: "PSYCHE_LOG_LEVEL",
-  quiet: "PSYCHE_QUIET",
-};
+export const ENV_NAMES = Object.fromEntries(Object.keys(ConfigSchema.shape).map((key) => [key, envName(key as keyof Config)])) as Record<keyof Config, string>;
 
 export const flagName = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-export class ConfigError extends Error {
+export class ConfigError extends UserError {
   override name = "ConfigError";
+  constructor(message: string, opts: UserErrorOptions = {}) {
+    super(message, { exitCode: 2, ...opts });
+  }
 }
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);

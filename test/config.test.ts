@@ -1,6 +1,8 @@
 import t from "tap";
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { ConfigError, ConfigSchema, ENV_NAMES, loadConfig } from "../src/config.js";
+import { parseCli } from "../src/cli-args.js";
 
 t.test("defaults", async (t) => {
   const c = loadConfig({}, {});
@@ -53,4 +55,21 @@ t.test("MCP: extra browser origins, and the server psyche mcp bridges to", async
 t.test("a loaded config loads again unchanged (benchmarks and tests derive configs from one)", async (t) => {
   const c = loadConfig({}, { PSYCHE_MCP_ALLOWED_ORIGINS: "https://a.example", PSYCHE_SERVER_URL: "http://h.example:1" });
   t.same(loadConfig({ ...c }, {}), c);
+});
+
+t.test("every setting's variable is derived from its key; --sequences is gone", async (t) => {
+  t.equal(ENV_NAMES.dataDir, "PSYCHE_DATA_DIR");
+  t.equal(ENV_NAMES.recallWeightRelevance, "PSYCHE_RECALL_WEIGHT_RELEVANCE");
+  t.equal(ENV_NAMES.databaseUrl, "DATABASE_URL", "the one every Postgres tool reads");
+  t.same(Object.keys(ENV_NAMES).sort(), Object.keys(ConfigSchema.shape).sort(), "one variable per setting");
+  t.notOk("sequences" in ENV_NAMES, "the engine uses exactly a chat and a dream sequence");
+  t.throws(() => parseCli(["serve", "--sequences", "4"]), /sequences/, "the flag is refused, not ignored");
+});
+
+t.test("the README's configuration table has a row for every setting, and none for a setting that is gone", async (t) => {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const section = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## The API"));
+  const rows = [...section.matchAll(/^\| `--([a-z-]+)` \| `([A-Z_]+)` \|/gm)].map((m) => [m[1], m[2]]);
+  const expected = Object.entries(ENV_NAMES).map(([key, env]) => [key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), env]);
+  t.same(rows.map(String).sort(), expected.map(String).sort());
 });

@@ -2,7 +2,7 @@
 // and runs the worker loop until SIGTERM.
 import type { Config } from "../src/config.js";
 import { createLlamaEngine } from "../src/inference/create-engine.js";
-import type { InferenceWorker } from "../src/inference/worker.js";
+import type { InferenceWorker } from "./inference-worker.js";
 import type { Logger } from "../src/log.js";
 import { databaseUrl } from "../src/processes/database-url.js";
 import { connect, startInferenceRole } from "../src/processes/roles.js";

@@ -4,15 +4,19 @@
 // One transaction, under the conversation's row lock, so two last results cannot both (or
 // neither) queue it.
 import { randomUUID } from "node:crypto";
-import { appendMessages, openConversation, type StoredMessage } from "../db/sql/conversations.js";
-import type { Turn } from "../db/sql/turns.js";
+import { appendMessages, lockConversation, openConversation, type StoredMessage } from "../db/sql/conversations.js";
+import { turnOfMessage } from "../db/sql/turns.js";
 import { inTransaction } from "../db/pool.js";
 import { Channel } from "../jobs/bus.js";
 import { queueTurnIn, type TurnDeps } from "./start-turn.js";
 import { TranscriptError } from "./tool-transcript.js";
+import { UserError, type UserErrorOptions } from "../errors.js";
 
-export class ConversationNotFound extends Error {
+export class ConversationNotFound extends UserError {
   override name = "ConversationNotFound";
+  constructor(message: string, opts: UserErrorOptions = {}) {
+    super(message, { status: 404, param: "conversation_id", code: "conversation_not_found", ...opts });
+  }
 }
 
 export interface ToolResultInput {
@@ -40,8 +44,7 @@ export function openCalls(messages: readonly Pick<StoredMessage, "role" | "tool_
 export async function addToolResult(deps: TurnDeps, input: ToolResultInput): Promise<ToolResultOutcome> {
   const turnId = input.turnId ?? randomUUID();
   const outcome = await inTransaction(deps.pool, async (client): Promise<ToolResultOutcome> => {
-    const exists = await client.query("select 1 from conversations where id = $1 for update", [input.conversationId]);
-    if (exists.rowCount === 0) throw new ConversationNotFound(`No conversation '${input.conversationId}'`);
+    if (!(await lockConversation(client, input.conversationId))) throw new ConversationNotFound(`No conversation '${input.conversationId}'`);
     const opened = await openConversation(client, input.conversationId);
     const { assistantId, open } = openCalls(opened.messages);
     if (!open.includes(input.toolCallId)) {
@@ -59,11 +62,7 @@ export async function addToolResult(deps: TurnDeps, input: ToolResultInput): Pro
     }
     // The continuation is generated like the turn that made the calls, its tools offered again
     // (the model chooses now: a forced choice would force another call).
-    const res = await client.query<Turn>(
-      "select t.* from messages m join turns t on t.id = m.turn_id where m.id = $1",
-      [assistantId],
-    );
-    const made = res.rows[0];
+    const made = assistantId === null ? undefined : await turnOfMessage(client, assistantId);
     await queueTurnIn(client, deps.boss, opened, {
       conversationId: input.conversationId,
       turnId,

@@ -2,9 +2,13 @@
 // chat completion, MCP's chat tool).
 import { getTurn, type Turn } from "../db/sql/turns.js";
 import type { FollowDeps, TurnFollower } from "./follow-turn.js";
+import { UserError, type UserErrorOptions } from "../errors.js";
 
-export class TurnNotFinished extends Error {
+export class TurnNotFinished extends UserError {
   override name = "TurnNotFinished";
+  constructor(message: string, opts: UserErrorOptions = {}) {
+    super(message, { status: 500, code: "generation_failed", ...opts });
+  }
 }
 
 /**

@@ -9,11 +9,11 @@ import { type ClaimedTurn, claimTurn, failTurn, finishTurn } from "../db/sql/tur
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { encodeTurnSignal } from "../jobs/turn-signal.js";
-import { MEMORY_QUEUE, type RememberTurnJob } from "../jobs/queue.js";
+import { inTransactionDb, MEMORY_QUEUE, type RememberTurnJob } from "../jobs/queue.js";
 import type { Recall } from "../memory/recall.js";
 import type { ServerTools } from "../memory/memory-tools.js";
-import type { GeneratedToolCall, GenerateResult } from "../inference/engine.js";
-import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
+import type { GenerateResult, InferenceEngine, PromptMessage } from "../inference/engine.js";
+import type { GeneratedToolCall } from "../tools/types.js";
 import { EventWriter } from "./event-writer.js";
 
 export interface RunTurnDeps {
@@ -158,7 +158,7 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
       // Forming the memory waits for nobody: a job, committed with the turn, so it is not lost.
       if (finishReason !== "cancelled") {
         const job: RememberTurnJob = { kind: "remember-turn", turnId: turn.id };
-        await deps.boss.send(MEMORY_QUEUE, job, { db: { executeSql: (text, values) => client.query(text, values) } });
+        await deps.boss.send(MEMORY_QUEUE, job, { db: inTransactionDb(client) });
       }
       return true;
     });

@@ -6,7 +6,7 @@ import { type NewMessage, type OpenedConversation, openConversation } from "../d
 import { insertTurnWithMessages, type NewTurn } from "../db/sql/turns.js";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
-import { INFERENCE_QUEUE, Priority } from "../jobs/queue.js";
+import { INFERENCE_QUEUE, inTransactionDb, Priority } from "../jobs/queue.js";
 import { decideNewMessages } from "./new-messages.js";
 import { checkToolTranscript } from "./tool-transcript.js";
 
@@ -73,7 +73,7 @@ export async function queueTurnIn(
   const sent = await boss.send(
     INFERENCE_QUEUE,
     { kind: "chat", turnId: input.turnId },
-    { id: jobId, priority: Priority.chat, db: { executeSql: (text, values) => client.query(text, values) } },
+    { id: jobId, priority: Priority.chat, db: inTransactionDb(client) },
   );
   if (!sent) throw new Error("pg-boss did not accept the chat job");
 }

@@ -1,8 +1,12 @@
 // A transcript with tool messages must make sense before it is stored: every tool message
 // answers a call that an assistant message before it made, once.
+import { UserError, type UserErrorOptions } from "../errors.js";
 
-export class TranscriptError extends Error {
+export class TranscriptError extends UserError {
   override name = "TranscriptError";
+  constructor(message: string, opts: UserErrorOptions = {}) {
+    super(message, { param: "messages", code: "invalid_tool_message", ...opts });
+  }
 }
 
 export interface TranscriptMessage {

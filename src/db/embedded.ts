@@ -7,6 +7,7 @@ import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { keepProtocolGroupsTogether } from "./protocol-groups.js";
 import { acquirePidLock, type PidLock } from "./pid-lock.js";
+import { UserError } from "../errors.js";
 
 export interface EmbeddedDatabaseOptions {
   /** The data directory; the database lives in `<dataDir>/pgdata`. */
@@ -27,14 +28,14 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-export class DatabaseInUseError extends Error {
+export class DatabaseInUseError extends UserError {
   override name = "DatabaseInUseError";
 }
 
 export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const dir = join(options.dataDir, "pgdata");
   mkdirSync(options.dataDir, { recursive: true });
-  // Two processes on one PGlite directory would corrupt it (seed 004's PID-file lesson).
+  // Two processes on one PGlite directory would corrupt it, so a PID lock (db/pid-lock.ts) keeps the second out.
   let lock: PidLock;
   try {
     lock = acquirePidLock(join(options.dataDir, "pgdata.pid"));

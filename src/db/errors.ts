@@ -1,4 +1,4 @@
-// Postgres error codes we act on, by name (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+// Postgres error codes we act on, by name (the SQLSTATE codes of Postgres's errcodes appendix).
 export const PgErrorCode = {
   undefinedFile: "58P01",
   adminShutdown: "57P01",

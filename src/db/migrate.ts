@@ -1,15 +1,18 @@
 // Forward-only SQL migrations from migrations/*.sql: each in its own transaction, recorded
 // in psyche_migrations. The transaction-scoped advisory lock makes concurrent runners safe on
 // a real Postgres; on the embedded one, transactions are serialized anyway and session locks
-// would not exclude (shared/notes/postgres-here.md), so only the xact lock is used.
+// would not exclude (every connection shares one backend there; db/sql/locks.ts), so only the
+// xact lock is used.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log.js";
 import { packageRoot } from "../paths.js";
 import { PgErrorCode, pgErrorCode } from "./errors.js";
 import { inTransaction, type Pool } from "./pool.js";
+import { UserError } from "../errors.js";
+import { AdvisoryLock, lockForTransaction } from "./sql/locks.js";
+import { ensureMigrationsTable, migrationApplied, recordMigration } from "./sql/migrations.js";
 
-const MIGRATION_LOCK = 7_415_001;
 
 export const MIGRATIONS_DIR = join(packageRoot(), "migrations");
 
@@ -25,7 +28,7 @@ export function readMigrations(dir = MIGRATIONS_DIR): Migration[] {
     .map((name) => ({ name, sql: readFileSync(join(dir, name), "utf8") }));
 }
 
-export class MigrationError extends Error {
+export class MigrationError extends UserError {
   override name = "MigrationError";
 }
 
@@ -34,12 +37,9 @@ export async function migrate(pool: Pool, log?: Logger, migrations = readMigrati
   const applied: string[] = [];
   for (const m of migrations) {
     const didApply = await inTransaction(pool, async (client) => {
-      await client.query("select pg_advisory_xact_lock($1)", [MIGRATION_LOCK]);
-      await client.query(
-        "create table if not exists psyche_migrations (name text primary key, applied_at timestamptz not null default now())",
-      );
-      const done = await client.query("select 1 from psyche_migrations where name = $1", [m.name]);
-      if (done.rowCount) return false;
+      await lockForTransaction(client, AdvisoryLock.migration);
+      await ensureMigrationsTable(client);
+      if (await migrationApplied(client, m.name)) return false;
       try {
         await client.query(m.sql);
       } catch (err) {
@@ -51,7 +51,7 @@ export async function migrate(pool: Pool, log?: Logger, migrations = readMigrati
         }
         throw new MigrationError(`${m.name} failed: ${(err as Error).message}`, { cause: err });
       }
-      await client.query("insert into psyche_migrations (name) values ($1)", [m.name]);
+      await recordMigration(client, m.name);
       return true;
     });
     if (didApply) {

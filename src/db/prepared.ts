@@ -2,7 +2,8 @@
 // reuses the plan. On the embedded (WASM) Postgres, planning pg-boss's fetch took 0.5-13 ms
 // against 0.1 ms of execution; on the chat path every millisecond counts.
 //
-// The embedded server shares one backend among all connections (shared/notes/postgres-here.md),
+// The embedded server shares one backend among all connections (pg_backend_pid() is the same
+// on every one; test/db/prepared.test.ts),
 // so a statement prepared by one connection (or by a process long gone) already exists for
 // the next. Names are therefore one per query text, and before a connection first uses one it
 // asks pg_prepared_statements whether the backend has it (on a real Postgres the answer is
@@ -30,16 +31,33 @@ const DUPLICATE_PREPARED_STATEMENT = "42P05";
 const isStalePlan = (err: unknown) => (err as { code?: string }).code === "0A000" && /cached plan/.test(String(err));
 
 /**
- * A pg Client that prepares `query(text, values)` calls. Queries without parameters (migration
- * scripts, pg-boss's schema) keep the simple protocol, which allows several statements.
- */
-/**
  * A query whose text starts with this is planned for its values every time (an unnamed
  * statement), not prepared: for queries whose best plan depends on the values, such as
  * full-text search, where a generic plan cannot tell a rare word from a common one.
  */
 export const CUSTOM_PLAN = "/* plan: custom */";
 
+/** The parts of pg's internal Connection (pg 8.23.1, pinned in package.json) this relies on. */
+interface PgConnection extends NodeJS.EventEmitter {
+  parsedStatements: Record<string, string>;
+}
+
+/**
+ * The client's internal connection, checked to be what this was written for: a pg upgrade
+ * that changes it fails loudly at connect time instead of preparing wrongly.
+ */
+export function pgConnectionOf(client: object): PgConnection {
+  const connection = (client as { connection?: Partial<PgConnection> }).connection;
+  if (!connection || typeof connection.on !== "function" || typeof connection.parsedStatements !== "object" || connection.parsedStatements === null) {
+    throw new Error("pg's Client internals are not the ones this was written for (pg 8.23.1): check src/db/prepared.ts");
+  }
+  return connection as PgConnection;
+}
+
+/**
+ * A pg Client that prepares `query(text, values)` calls. Queries without parameters (migration
+ * scripts, pg-boss's schema) keep the simple protocol, which allows several statements.
+ */
 export class PreparingClient extends pg.Client {
   /** Statements this connection knows to exist in its backend. */
   private readonly known = new Set<string>();
@@ -47,11 +65,12 @@ export class PreparingClient extends pg.Client {
   private chain: Promise<unknown> = Promise.resolve();
   /** Whether the server last reported this session inside a transaction (ReadyForQuery's status). */
   private inTransaction = false;
+  private readonly pgConnection: PgConnection;
 
   constructor(config?: string | pg.ClientConfig) {
     super(config);
-    const connection = (this as unknown as { connection: NodeJS.EventEmitter }).connection;
-    connection.on("readyForQuery", (msg: { status?: string }) => {
+    this.pgConnection = pgConnectionOf(this);
+    this.pgConnection.on("readyForQuery", (msg: { status?: string }) => {
       this.inTransaction = msg.status === "T" || msg.status === "E";
     });
   }
@@ -82,7 +101,7 @@ export class PreparingClient extends pg.Client {
 
   private markParsed(name: string, text: string): void {
     // pg skips Parse for statements it has recorded as parsed on this connection.
-    (this as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name] = text;
+    this.pgConnection.parsedStatements[name] = text;
     this.known.add(name);
   }
 

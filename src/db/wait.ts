@@ -1,5 +1,7 @@
 import pg from "pg";
 import { isConnectionError } from "./errors.js";
+import { ping } from "./sql/server.js";
+import { UserError, type UserErrorOptions } from "../errors.js";
 
 /**
  * Waits until Postgres accepts connections, for processes that a Procfile runner starts at
@@ -11,7 +13,7 @@ export async function waitForDatabase(connectionString: string, timeoutMs: numbe
     const client = new pg.Client({ connectionString });
     try {
       await client.connect();
-      await client.query("select 1");
+      await ping(client);
       return;
     } catch (err) {
       if (!isConnectionError(err) || Date.now() > deadline) {
@@ -28,6 +30,9 @@ export async function waitForDatabase(connectionString: string, timeoutMs: numbe
   }
 }
 
-export class DatabaseUnreachableError extends Error {
+export class DatabaseUnreachableError extends UserError {
   override name = "DatabaseUnreachableError";
+  constructor(message: string, opts: UserErrorOptions = {}) {
+    super(message, { status: 503, ...opts });
+  }
 }

@@ -41,7 +41,7 @@ export interface DreamDeps {
   workerId?: string | undefined;
 }
 
-/** Below this significance a dream or idle thought stays in the journal only (seed 003's threshold). */
+/** Below this significance a dream or idle thought stays in the journal only: most reveries are noise, and memory bloat is what users of memory servers complain of most. */
 export const DREAM_MEMORY_THRESHOLD = 0.3;
 
 interface Plan {
@@ -72,7 +72,7 @@ async function plan(deps: DreamDeps, job: ReverieJob): Promise<Plan> {
     }
     case "reflect": {
       const seeds = job.focus && deps.memory
-        ? (await deps.memory.search(job.focus, 8, undefined, ["dream"])).map((r) => r.memory)
+        ? (await deps.memory.recall(job.focus, 8)).map((r) => r.memory)
         : await reflectionSources(deps.pool, 8);
       // A reflection is deliberate: what it concludes is kept, cited, whatever its score.
       return { seeds, messages: reflectionPrompt(seeds, job.focus), temperature: job.temperature ?? 0.7, focus: job.focus ?? null, keepAs: () => "insight", cites: (text) => citedSeeds(text, seeds) };

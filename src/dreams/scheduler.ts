@@ -1,20 +1,22 @@
-// Reverie by itself (ARCHITECTURE.md §3), from the settings in force (dreams/settings.ts):
+// Reverie by itself (README: "Dreams"), from the settings in force (dreams/settings.ts):
 // - a reflection when the summed importance of new experience passes the threshold;
 // - an idle thought, once per quiet spell, while a conversation is open (a request within
 //   dream_delay_seconds) but quiet for idle_thought_delay_seconds;
 // - a dream after dream_delay_seconds without a request, and the cooldown after the last.
 // Nothing starts within the wake lock of a request, under do-not-disturb, or while anything is
 // queued for the worker. The check and the queueing are one transaction under a lock, so two
-// inference processes never queue twice. A chat wakes any of them (inference/worker.ts).
+// inference processes never queue twice. A chat wakes any of them (workers/inference-worker.ts).
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
-import { inTransaction, type Pool, type Queryable } from "../db/pool.js";
-import { importanceSinceReflection } from "../db/sql/dreams.js";
+import { inTransaction, type Pool } from "../db/pool.js";
+import { importanceSinceReflection, type QuietMoment, quietMoment } from "../db/sql/dreams.js";
+import { queueBusy } from "../db/sql/pgboss-jobs.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
-import { INFERENCE_QUEUE, Priority, type ReverieJob } from "../jobs/queue.js";
+import { INFERENCE_QUEUE, inTransactionDb, Priority, type ReverieJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
 import { DREAM_SIGNAL } from "./dream.js";
 import { type DreamSettings, readDreamSettings } from "./settings.js";
+import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
 
 export interface SchedulerDeps {
   pool: Pool;
@@ -27,32 +29,10 @@ export interface SchedulerDeps {
   everyMs: number;
 }
 
-const SCHEDULE_LOCK = 7_415_005;
-
-export interface Moment {
-  /** Seconds since the last request (or the start); null: neither. */
-  quiet: number | null;
-  conversation_id: string | null;
-  /** Seconds since the last dream ended; null: none yet. */
-  since_dream: number | null;
-  thought_since_request: boolean;
+export interface Moment extends QuietMoment {
+  /** Anything queued or running for the worker. */
   busy: boolean;
   dnd: boolean;
-}
-
-/** `startedAt` counts as a request: a freshly started server waits before it dreams (seed 002's warm-up). */
-async function moment(db: Queryable, startedAt: Date): Promise<Moment> {
-  const res = await db.query<Moment>(
-    `with last as (select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $2::timestamptz) as at from turns)
-     select extract(epoch from now() - (select at from last))::float8 as quiet,
-       (select conversation_id from turns order by created_at desc limit 1) as conversation_id,
-       extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream'))::float8 as since_dream,
-       exists (select 1 from dream_journal where kind = 'idle' and started_at > (select at from last)) as thought_since_request,
-       exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active')) as busy,
-       coalesce((select dnd_until > now() from dream_settings), false) as dnd`,
-    [INFERENCE_QUEUE, startedAt],
-  );
-  return res.rows[0]!;
 }
 
 /** What is due now, if anything. */
@@ -88,18 +68,19 @@ export class DreamScheduler {
     if (this.busy) return undefined;
     this.busy = true;
     try {
-      const { settings } = await readDreamSettings(this.deps.pool, this.deps.defaults);
-      if (!settings.enabled) return undefined;
       const queued = await inTransaction(this.deps.pool, async (client) => {
-        await client.query("select pg_advisory_xact_lock($1)", [SCHEDULE_LOCK]);
-        const m = await moment(client, this.startedAt);
+        await lockForTransaction(client, AdvisoryLock.dreamSchedule);
+        const { settings, dndUntil } = await readDreamSettings(client, this.deps.defaults);
+        if (!settings.enabled) return undefined;
+        const busy = await queueBusy(client, INFERENCE_QUEUE);
+        const m: Moment = { ...(await quietMoment(client, this.startedAt)), busy, dnd: dndUntil !== null };
         const job = due(settings, m, m.busy ? 0 : await importanceSinceReflection(client));
         if (!job) return undefined;
         const id = await this.deps.boss.send(INFERENCE_QUEUE, job, {
           id: randomUUID(),
           priority: job.kind === "idle" ? Priority.idleThought : Priority.dream,
           retryLimit: 0,
-          db: { executeSql: (text, values) => client.query(text, values) },
+          db: inTransactionDb(client),
         });
         return id ? { id, kind: job.kind } : undefined;
       });

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import type { Config } from "../config.js";
 import type { Queryable } from "../db/pool.js";
+import { patchDreamOverrides, storedDreamSettings } from "../db/sql/dream-settings.js";
 
 const seconds = z.number().int().min(0).max(7 * 86_400);
 const tokens = z.number().int().min(1).max(8192);
@@ -80,21 +81,13 @@ export interface DreamSettingsRow {
  * edited by hand) are skipped one by one, never fatal.
  */
 export async function readDreamSettings(db: Queryable, defaults: DreamSettings): Promise<DreamSettingsRow> {
-  const res = await db.query<{ overrides: Record<string, unknown>; dnd_until: Date | null; dnd_reason: string | null }>(
-    "select overrides, case when dnd_until > now() then dnd_until end as dnd_until, dnd_reason from dream_settings",
-  );
-  const row = res.rows[0];
+  const stored = await storedDreamSettings(db);
   const overrides: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(row?.overrides ?? {})) {
+  for (const [key, value] of Object.entries(stored.overrides)) {
     const field = DreamSettingsSchema.shape[key as keyof DreamSettings];
     if (field?.safeParse(value).success) overrides[key] = value;
   }
-  return {
-    settings: { ...defaults, ...overrides },
-    overrides: overrides as Partial<DreamSettings>,
-    dndUntil: row?.dnd_until ?? null,
-    dndReason: row?.dnd_until ? (row.dnd_reason ?? null) : null,
-  };
+  return { settings: { ...defaults, ...overrides }, overrides: overrides as Partial<DreamSettings>, dndUntil: stored.dndUntil, dndReason: stored.dndReason };
 }
 
 /** Applies a validated patch (null: back to the default) in one statement. */
@@ -103,9 +96,5 @@ export async function patchDreamSettings(db: Queryable, patch: DreamSettingsPatc
   const reset = Object.entries(patch)
     .filter(([, v]) => v === null)
     .map(([k]) => k);
-  await db.query("update dream_settings set overrides = (overrides - $2::text[]) || $1::jsonb, updated_at = now()", [JSON.stringify(set), reset]);
-}
-
-export async function setDoNotDisturb(db: Queryable, until: Date | null, reason: string | null): Promise<void> {
-  await db.query("update dream_settings set dnd_until = $1, dnd_reason = $2, updated_at = now()", [until, reason]);
+  await patchDreamOverrides(db, set, reset);
 }

@@ -3,7 +3,8 @@ import { dreamState, type DreamState } from "../db/sql/dreams.js";
 import type { Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { WAKE_SIGNAL } from "./dream.js";
-import { type DreamSettings, readDreamSettings, setDoNotDisturb } from "./settings.js";
+import { setDoNotDisturb } from "../db/sql/dream-settings.js";
+import { type DreamSettings, readDreamSettings } from "./settings.js";
 
 /** After a turn, Psyche counts as awake this long. */
 export const AWAKE_SECONDS = 60;

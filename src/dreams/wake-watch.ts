@@ -1,29 +1,9 @@
 // While a reverie runs: a chat's signal wakes it at once, unless do-not-disturb holds, in
-// which case the chat waits (seed 002) until the reverie ends or do-not-disturb does.
-import type { Pool, Queryable } from "../db/pool.js";
+// which case the chat waits (the point of do-not-disturb, README: "Dreams") until the reverie ends or do-not-disturb does.
+import type { Pool } from "../db/pool.js";
+import { doNotDisturbUntil } from "../db/sql/dream-settings.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
-import { INFERENCE_QUEUE } from "../jobs/queue.js";
 import { DND_SIGNAL, DREAM_SIGNAL, WAKE_SIGNAL, Wake } from "./dream.js";
-
-/** Do-not-disturb's end, if it holds now. */
-export async function doNotDisturbUntil(db: Queryable): Promise<Date | null> {
-  const res = await db.query<{ until: Date | null }>("select case when dnd_until > now() then dnd_until end as until from dream_settings");
-  return res.rows[0]?.until ?? null;
-}
-
-/** Whether a job that outranks `priority` waits (checked as a reverie starts: no dream while a chat waits). */
-export async function outrankedBy(db: Queryable, priority: number): Promise<boolean> {
-  const res = await db.query<{ waiting: boolean }>(
-    "select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry') and start_after < now() and priority > $2) as waiting",
-    [INFERENCE_QUEUE, priority],
-  );
-  return res.rows[0]?.waiting ?? false;
-}
-
-/** Returns a fetched job to the queue untouched, to run after what outranks it. */
-export async function putBack(db: Queryable, jobId: string): Promise<void> {
-  await db.query("update pgboss.job set state = 'created', started_on = null where name = $1 and id = $2 and state = 'active'", [INFERENCE_QUEUE, jobId]);
-}
 
 export class WakeWatch {
   private timer: NodeJS.Timeout | undefined;

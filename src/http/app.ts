@@ -2,32 +2,31 @@
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import type { HttpDeps } from "./deps.js";
-import { EmbedderError } from "../memory/embedder.js";
+import type { WebServices } from "../web-services.js";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { UserError } from "../errors.js";
 import { ApiError } from "./errors.js";
 import { chatCompletionRoutes } from "./routes/chat-completions.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelRoutes } from "./routes/models.js";
 import { turnRoutes } from "./routes/turns.js";
 import { memoryRoutes } from "./routes/memories.js";
-import { emotionRoutes } from "./routes/emotion.js";
+import { moodRoutes } from "./routes/mood.js";
 import { embeddingRoutes } from "./routes/embeddings.js";
 import { dreamRoutes } from "./routes/dreams.js";
 import { dreamConfigRoutes } from "./routes/dream-config.js";
-import { mcpRoutes } from "../mcp/http-route.js";
 
-export function createApp(deps: HttpDeps): Hono {
+export function createApp(deps: WebServices): Hono {
   const app = new Hono();
 
   app.onError((err, c) => {
-    if (err instanceof ApiError) return c.json(err.toJSON(), err.status);
-    if (err instanceof EmbedderError) {
-      deps.log.error({ err, path: c.req.path }, "embedding failed");
-      return c.json(new ApiError(503, "service_unavailable", err.message, { code: "embedder_failed" }).toJSON(), 503);
+    if (err instanceof UserError) {
+      if (err.status >= 500) deps.log.error({ err, path: c.req.path }, "request failed");
+      return c.json(err.toJSON(), err.status as ContentfulStatusCode);
     }
     if (err instanceof HTTPException) {
-      const api = new ApiError(err.status as ApiError["status"], err.status === 401 ? "authentication_error" : "invalid_request_error", err.message);
-      return c.json(api.toJSON(), api.status);
+      const api = new ApiError(err.status, err.status === 401 ? "authentication_error" : "invalid_request_error", err.message);
+      return c.json(api.toJSON(), err.status);
     }
     deps.log.error({ err, path: c.req.path }, "request failed");
     return c.json(new ApiError(500, "server_error", "The server failed to handle the request; see its log").toJSON(), 500);
@@ -63,10 +62,9 @@ export function createApp(deps: HttpDeps): Hono {
   app.route("/", chatCompletionRoutes(deps));
   app.route("/", turnRoutes(deps));
   app.route("/", memoryRoutes(deps));
-  app.route("/", emotionRoutes(deps));
+  app.route("/", moodRoutes(deps));
   app.route("/", embeddingRoutes(deps));
   app.route("/", dreamRoutes(deps));
   app.route("/", dreamConfigRoutes(deps));
-  app.route("/", mcpRoutes(deps));
   return app;
 }

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { invalidRequest } from "./errors.js";
+import { invalidRequest } from "../errors.js";
 
 /** Parses the body as a JSON object, or throws a 400 that says what is wrong with it. */
 export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {

@@ -2,8 +2,9 @@
 import { createAdaptorServer } from "@hono/node-server";
 import type { AddressInfo } from "node:net";
 import type { Hono } from "hono";
+import { UserError } from "../errors.js";
 
-export class PortInUseError extends Error {
+export class PortInUseError extends UserError {
   override name = "PortInUseError";
 }
 

@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import { stream } from "hono/streaming";
 import type { TurnFollower } from "../conversation/follow-turn.js";
 import { getTurn } from "../db/sql/turns.js";
-import type { HttpDeps } from "./deps.js";
+import type { WebServices } from "../web-services.js";
 import { chunk, type ChunkBase, openAiFinish, sseEvent, usageChunk, usageOf } from "./sse.js";
 
 export interface StreamTurnOptions {
@@ -22,7 +22,7 @@ export interface StreamTurnOptions {
  * A client that disconnects only stops the relay: the turn keeps generating and is stored
  * whole, and the client may resume it or cancel it (POST /v1/turns/:id/cancel).
  */
-export function streamTurn(c: Context, deps: HttpDeps, o: StreamTurnOptions): Response {
+export function streamTurn(c: Context, deps: WebServices, o: StreamTurnOptions): Response {
   c.header("Content-Type", "text/event-stream; charset=utf-8");
   c.header("Cache-Control", "no-cache");
   c.header("X-Accel-Buffering", "no");

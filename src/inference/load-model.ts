@@ -5,8 +5,9 @@ import { basename, join, resolve } from "node:path";
 import { getLlama, type Llama, LlamaLogLevel, type LlamaModel, resolveModelFile } from "node-llama-cpp";
 import type { Logger } from "../log.js";
 import { TINY_SHAPE, writeRandomModel } from "./random-model.js";
+import { UserError } from "../errors.js";
 
-export class ModelError extends Error {
+export class ModelError extends UserError {
   override name = "ModelError";
 }
 

@@ -1,6 +1,7 @@
 // Random-weight llama models with a real tokenizer and a ChatML chat template: they
-// produce nonsense at real speed through the real code path (ARCHITECTURE.md §9).
-// Weights are shaped so the model prefers printable ASCII (see shared/notes/node-llama-cpp.md):
+// produce nonsense at real speed through the real code path (README: "Two commands").
+// Weights are shaped so the model prefers printable ASCII (random bytes are invalid UTF-8, which
+// breaks JSON-schema length checks):
 // dimension 0 of the residual stream is a constant 1 (no layer writes into it), and the
 // output rows of control and byte tokens have a large negative weight on it.
 import { encodeRows } from "./gguf/encode.js";

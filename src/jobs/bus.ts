@@ -1,10 +1,11 @@
-// Signals between processes (ARCHITECTURE.md §7). A signal only says "look now": the facts
+// Signals between processes (README: "Processes and the Procfile"). A signal only says "look now": the facts
 // are in tables, and every consumer also polls, so correctness never depends on delivery.
 import { EventEmitter } from "node:events";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Logger } from "../log.js";
 import type { Pool } from "../db/pool.js";
+import { listen, notify } from "../db/sql/server.js";
 
 export const Channel = {
   /** A job was queued for the inference worker. */
@@ -78,7 +79,7 @@ export class NotifyBus extends LocalBus {
     const listener = new pg.Client({ connectionString });
     try {
       await listener.connect();
-      for (const channel of [...Object.values(Channel), "psyche_probe"]) await listener.query(`listen ${channel}`);
+      for (const channel of [...Object.values(Channel), "psyche_probe"]) await listen(listener, channel);
       const arrived = new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), probeMs);
         listener.on("notification", (msg) => {
@@ -88,7 +89,7 @@ export class NotifyBus extends LocalBus {
           }
         });
       });
-      await pool.query("select pg_notify('psyche_probe', 'probe')");
+      await notify(pool, "psyche_probe", "probe");
       if (await arrived) return new NotifyBus(pool, listener, log);
     } catch (err) {
       log.debug({ err }, "LISTEN/NOTIFY unavailable");
@@ -99,7 +100,7 @@ export class NotifyBus extends LocalBus {
 
   override notify(channel: Channel, payload = ""): void {
     super.notify(channel, payload);
-    this.pool.query("select pg_notify($1, $2)", [channel, `${this.origin}|${payload}`]).catch((err: unknown) => {
+    notify(this.pool, channel, `${this.origin}|${payload}`).catch((err: unknown) => {
       this.log.debug({ err, channel }, "pg_notify failed; consumers will poll");
     });
   }

@@ -1,12 +1,12 @@
-// pg-boss set-up: the inference worker's queue, ordered by priority (ARCHITECTURE.md §3), and
+// pg-boss set-up: the inference worker's queue, ordered by priority (README: "Dreams"), and
 // the memory worker's two.
 import PgBoss from "pg-boss";
 import { z } from "zod";
 import type { Logger } from "../log.js";
-import { createPool } from "../db/pool.js";
+import { createPool, type Queryable } from "../db/pool.js";
 
 export const INFERENCE_QUEUE = "psyche-inference";
-/** Memory formation after each turn: embedding, significance, mood (memory/memory-worker.ts). */
+/** Memory formation after each turn: embedding, significance, mood (workers/memory-worker.ts). */
 export const MEMORY_QUEUE = "psyche-memory";
 /** Long background work on memories (re-embedding), at maintenance priority. */
 export const MAINTENANCE_QUEUE = "psyche-maintenance";
@@ -55,6 +55,12 @@ export const MaintenanceTickJobSchema = z.object({ kind: z.literal("tick") });
 export const MaintenanceJobSchema = z.discriminatedUnion("kind", [ReembedJobSchema, ConsolidateJobSchema, MaintenanceTickJobSchema]);
 export type MaintenanceJob = z.infer<typeof MaintenanceJobSchema>;
 
+/**
+ * pg-boss's `db` option for a send or cancel inside the caller's transaction, so the job and
+ * the rows it is about commit together or not at all.
+ */
+export const inTransactionDb = (client: Queryable) => ({ executeSql: (text: string, values: unknown[]) => client.query(text, values) });
+
 export interface QueueOptions {
   connectionString: string;
   log: Logger;
@@ -72,7 +78,7 @@ export interface QueueOptions {
 export async function startQueue(opts: QueueOptions): Promise<PgBoss> {
   const pool = createPool(opts.connectionString, opts.max ?? 4);
   const boss = new PgBoss({
-    db: { executeSql: (text, values) => pool.query(text, values) },
+    db: inTransactionDb(pool),
     supervise: opts.supervise ?? false,
     schedule: opts.supervise ?? false,
     migrate: true,
@@ -85,7 +91,7 @@ export async function startQueue(opts: QueueOptions): Promise<PgBoss> {
     await pool.end().catch(() => undefined);
     throw err;
   }
-  // Retries after a dead worker are ours (see inference/reclaim.ts); pg-boss's retry is the
+  // Retries after a dead worker are ours (see jobs/reclaim.ts); pg-boss's retry is the
   // backstop for a worker that failed a job without marking its turn.
   await createQueueOnce(boss, INFERENCE_QUEUE, { retryLimit: 2, retryDelay: 1, expireInSeconds: 60 * 60 });
   // Memory jobs are idempotent: a retry after a crash finishes what was left.

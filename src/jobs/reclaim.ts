@@ -10,7 +10,7 @@ import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "./bus.js";
 import { encodeTurnSignal } from "./turn-signal.js";
-import { INFERENCE_QUEUE, Priority } from "./queue.js";
+import { INFERENCE_QUEUE, inTransactionDb, Priority } from "./queue.js";
 
 /** A turn that has killed this many workers is failed instead of retried. */
 export const MAX_TURN_ATTEMPTS = 3;
@@ -43,7 +43,7 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
       continue;
     }
     const ok = await inTransaction(deps.pool, async (client) => {
-      const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
+      const db = inTransactionDb(client);
       const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: t.id }, { priority: Priority.chat, db });
       if (!jobId) throw new Error("pg-boss did not accept the retry job");
       if (!(await requeueTurn(client, t.id, t.worker_id, jobId))) throw new Error("turn changed hands");

@@ -1,17 +1,16 @@
 // MCP's chat and add_tool_result: a conversation with Psyche by id. The reply comes back
 // whole; client tool calls come back for the caller to run and answer with add_tool_result.
-import { randomUUID } from "node:crypto";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { addToolResult } from "../conversation/add-tool-result.js";
 import { finishedTurn } from "../conversation/finished-turn.js";
-import { TurnFollower } from "../conversation/follow-turn.js";
+import { replyBudget, startFollowed } from "../conversation/followed-turn.js";
 import { startTurn } from "../conversation/start-turn.js";
 import type { Turn } from "../db/sql/turns.js";
-import type { HttpDeps } from "../http/deps.js";
-import { invalidRequest } from "../http/errors.js";
-import { ConversationIdSchema, ToolChoiceSchema, ToolDefinitionSchema } from "../http/schemas/chat.js";
-import { requestTools } from "../http/tools.js";
+import type { WebServices } from "../web-services.js";
+import { ConversationIdSchema } from "../conversation/conversation-id.js";
+import { requestTools } from "../tools/request-tools.js";
+import { ToolChoiceSchema, ToolDefinitionSchema } from "../tools/schemas.js";
 import { guarded, result } from "./result.js";
 
 const ReplyShape = {
@@ -39,7 +38,7 @@ function reply(turn: Turn) {
   return { structured, text: `${structured.reply}${calls}\n\n(conversation_id: ${turn.conversation_id})` };
 }
 
-export function registerChatTools(server: McpServer, deps: HttpDeps): void {
+export function registerChatTools(server: McpServer, deps: WebServices): void {
   server.registerTool(
     "chat",
     {
@@ -59,28 +58,24 @@ export function registerChatTools(server: McpServer, deps: HttpDeps): void {
     },
     guarded("chat", deps.log, async (args, extra) => {
       const { tools, toolChoice } = requestTools({ tools: args.tools, tool_choice: args.tool_choice });
-      const maxTokens = args.max_tokens ?? deps.maxTokens;
-      if (maxTokens > deps.maxTokens) throw invalidRequest(`max_tokens is ${maxTokens}, above this server's limit of ${deps.maxTokens} (PSYCHE_MAX_TOKENS)`);
-      // Follow before the turn exists, so its first signal cannot be missed.
-      const follower = new TurnFollower(deps, randomUUID());
-      await startTurn(deps, {
-        turnId: follower.turnId,
-        conversationId: args.conversation_id,
-        messages: [{ role: "user", content: args.message }],
-        tools,
-        toolChoice,
-        parallelToolCalls: null,
-        model: deps.modelId,
-        temperature: args.temperature ?? null,
-        topP: null,
-        maxTokens,
-        seed: null,
-        stop: [],
-        stream: false,
-      }).catch((err: unknown) => {
-        follower.close();
-        throw err;
-      });
+      const maxTokens = replyBudget(args.max_tokens, deps.maxTokens);
+      const { follower } = await startFollowed(deps, (turnId) =>
+        startTurn(deps, {
+          turnId,
+          conversationId: args.conversation_id,
+          messages: [{ role: "user", content: args.message }],
+          tools,
+          toolChoice,
+          parallelToolCalls: null,
+          model: deps.modelId,
+          temperature: args.temperature ?? null,
+          topP: null,
+          maxTokens,
+          seed: null,
+          stop: [],
+          stream: false,
+        }),
+      );
       const { structured, text } = reply(await finishedTurn(deps, follower, extra.signal));
       return result(structured, text);
     }),
@@ -104,17 +99,15 @@ export function registerChatTools(server: McpServer, deps: HttpDeps): void {
       },
     },
     guarded("add_tool_result", deps.log, async (args, extra) => {
-      const follower = new TurnFollower(deps, randomUUID());
-      const outcome = await addToolResult(deps, {
-        conversationId: args.conversation_id,
-        toolCallId: args.tool_call_id,
-        content: args.result,
-        turnId: follower.turnId,
-        defaults: { model: deps.modelId, maxTokens: deps.maxTokens },
-      }).catch((err: unknown) => {
-        follower.close();
-        throw err;
-      });
+      const { follower, started: outcome } = await startFollowed(deps, (turnId) =>
+        addToolResult(deps, {
+          conversationId: args.conversation_id,
+          toolCallId: args.tool_call_id,
+          content: args.result,
+          turnId,
+          defaults: { model: deps.modelId, maxTokens: deps.maxTokens },
+        }),
+      );
       if (outcome.state === "waiting") {
         follower.close();
         return result(

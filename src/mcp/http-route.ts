@@ -5,7 +5,7 @@
 // have nothing to do without sessions: 405.
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type Context, Hono } from "hono";
-import type { HttpDeps } from "../http/deps.js";
+import type { WebServices } from "../web-services.js";
 import { originAllowed } from "./origin.js";
 import { createMcpServer } from "./server.js";
 
@@ -22,7 +22,7 @@ function withAccept(req: Request): Request {
   return new Request(req, { headers });
 }
 
-export function mcpRoutes(deps: HttpDeps): Hono {
+export function mcpRoutes(deps: WebServices): Hono {
   const app = new Hono();
 
   app.use("/mcp", async (c, next) => {

@@ -2,13 +2,13 @@
 // every prompt to put Psyche's relevant memories and insights into an agent's context.
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { HttpDeps } from "../http/deps.js";
-import { MAX_MEMORY_CHARS } from "../http/schemas/memory.js";
+import type { WebServices } from "../web-services.js";
+import { MAX_MEMORY_CHARS } from "../memory/memory.js";
 import { assembleContext } from "../memory/assemble-context.js";
 import { memoryJson } from "../memory/memory-json.js";
 import { guarded, result } from "./result.js";
 
-export function registerMemoryTools(server: McpServer, deps: HttpDeps): void {
+export function registerMemoryTools(server: McpServer, deps: WebServices): void {
   server.registerTool(
     "recall_memory",
     {
@@ -22,7 +22,7 @@ export function registerMemoryTools(server: McpServer, deps: HttpDeps): void {
     },
     guarded("recall_memory", deps.log, async ({ query, k }, extra) => {
       // Dream text is not a memory of the world (memory/recall.ts).
-      const ranked = await deps.memory.search(query, k, extra.signal, ["dream"]);
+      const ranked = await deps.memory.recall(query, k, extra.signal);
       const memories = ranked.map((r) => ({ ...memoryJson(r.memory), score: r.score }));
       const text = memories.length
         ? memories.map((m) => `- ${m.content} (${m.kind}, importance ${m.importance.toFixed(2)}, id ${m.id})`).join("\n")

@@ -5,7 +5,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { getDream, recentDreams } from "../db/sql/dreams.js";
 import { newestMemories } from "../db/sql/memories.js";
-import type { HttpDeps } from "../http/deps.js";
+import type { WebServices } from "../web-services.js";
 import { memoryJson } from "../memory/memory-json.js";
 
 /** MCP's code for a resource that does not exist (the specification's -32002). */
@@ -24,7 +24,7 @@ function idOf(variables: Record<string, string | string[]>, what: string): strin
   return id!;
 }
 
-export function registerResources(server: McpServer, deps: HttpDeps): void {
+export function registerResources(server: McpServer, deps: WebServices): void {
   server.registerResource(
     "dream",
     new ResourceTemplate("psyche://dreams/{id}", {

@@ -1,12 +1,8 @@
 // What an MCP tool answers: structured content with a text rendering, or an `isError` result
 // whose text tells the calling model what went wrong and what to do instead.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ConversationNotFound } from "../conversation/add-tool-result.js";
-import { TurnNotFinished } from "../conversation/finished-turn.js";
-import { TranscriptError } from "../conversation/tool-transcript.js";
-import { ApiError } from "../http/errors.js";
+import { UserError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { EmbedderError } from "../memory/embedder.js";
 
 /** Dates become ISO strings, as they would on the wire: structured content is plain JSON. */
 export const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
@@ -20,12 +16,11 @@ export function failure(message: string): CallToolResult {
   return { content: [{ type: "text", text: message }], isError: true };
 }
 
-/** Errors a caller can act on keep their message; anything else is logged and summarised. */
+/** A UserError keeps its message (prefixed when the fault is on Psyche's side); anything else is logged and summarised. */
 export function failureFor(err: unknown, tool: string, log: Logger): CallToolResult {
-  if (err instanceof ApiError || err instanceof TranscriptError || err instanceof ConversationNotFound) return failure(err.message);
-  if (err instanceof TurnNotFinished) return failure(`The reply failed: ${err.message}`);
-  if (err instanceof EmbedderError) return failure(`Embedding failed, so memory cannot be searched or stored right now: ${err.message}`);
+  if (err instanceof UserError && err.status < 500) return failure(err.message);
   log.error({ err, tool }, "MCP tool failed");
+  if (err instanceof UserError) return failure(`${tool} could not finish: ${err.message}`);
   return failure(`${tool} failed inside Psyche: ${(err as Error).message ?? String(err)}. The server log has the details.`);
 }
 

@@ -1,7 +1,7 @@
 // Psyche as an MCP server: its tools and resources over the dependencies a web process has.
 // Stateless: one is made per HTTP request, so any web process can answer any client.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { HttpDeps } from "../http/deps.js";
+import type { WebServices } from "../web-services.js";
 import { PSYCHE_VERSION } from "../version.js";
 import { registerChatTools } from "./chat-tools.js";
 import { registerMemoryTools } from "./memory-tools.js";
@@ -12,7 +12,7 @@ export const MCP_INSTRUCTIONS =
   "Psyche is a companion model with a long-term memory, a mood, and a dream life. " +
   "Use chat to talk to it, recall_memory and store_memory for its memory, and assemble_context to get markdown context for a prompt.";
 
-export function createMcpServer(deps: HttpDeps): McpServer {
+export function createMcpServer(deps: WebServices): McpServer {
   const server = new McpServer(
     { name: "psyche", title: "Psyche", version: PSYCHE_VERSION },
     { capabilities: { tools: {}, resources: {} }, instructions: MCP_INSTRUCTIONS },

@@ -5,31 +5,34 @@ import { z } from "zod";
 import { conversationSummary } from "../db/sql/conversations.js";
 import { JOURNAL_KINDS, JOURNAL_STATUSES, recentDreams } from "../db/sql/dreams.js";
 import { dreamStatus, wakeUp } from "../dreams/status.js";
-import type { HttpDeps } from "../http/deps.js";
-import { ConversationIdSchema } from "../http/schemas/chat.js";
+import type { WebServices } from "../web-services.js";
+import { ConversationIdSchema } from "../conversation/conversation-id.js";
 import { describeMood } from "../mood/mood.js";
 import { failure, guarded, result } from "./result.js";
 
 const day = (d: Date | string | null) => (d === null ? "never" : new Date(d).toISOString().replace("T", " ").slice(0, 19));
 
-export function registerStateTools(server: McpServer, deps: HttpDeps): void {
-  server.registerTool(
-    "get_emotion",
-    {
-      title: "Psyche's mood",
-      inputSchema: {},
-      description: "Psyche's current mood: valence (unpleasant -1 to pleasant 1) and arousal (calm -1 to excited 1), decayed toward its baseline to now.",
-      annotations: { readOnlyHint: true },
-    },
-    guarded("get_emotion", deps.log, async () => {
-      const mood = await deps.mood.current();
-      const text = describeMood(mood, "Psyche's current mood");
-      return result(
-        { valence: mood.valence, arousal: mood.arousal, updated_at: mood.updatedAt, baseline: deps.mood.settings.baseline, description: text },
-        text,
-      );
-    }),
-  );
+export function registerStateTools(server: McpServer, deps: WebServices): void {
+  // get_mood, and get_emotion: its first name, which clients already call.
+  for (const name of ["get_mood", "get_emotion"]) {
+    server.registerTool(
+      name,
+      {
+        title: "Psyche's mood",
+        inputSchema: {},
+        description: "Psyche's current mood: valence (unpleasant -1 to pleasant 1) and arousal (calm -1 to excited 1), decayed toward its baseline to now.",
+        annotations: { readOnlyHint: true },
+      },
+      guarded(name, deps.log, async () => {
+        const mood = await deps.mood.current();
+        const text = describeMood(mood, "Psyche's current mood");
+        return result(
+          { valence: mood.valence, arousal: mood.arousal, updated_at: mood.updatedAt, baseline: deps.mood.settings.baseline, description: text },
+          text,
+        );
+      }),
+    );
+  }
 
   server.registerTool(
     "get_context_summary",

@@ -1,15 +1,16 @@
 // `psyche mcp`: for MCP clients that spawn a process (Claude Desktop, Claude Code's stdio
 // servers). It loads nothing: it relays JSON-RPC between stdin/stdout and a running server's
-// /mcp, so every client shares one server with its models loaded once (seed 004).
+// /mcp, so every client shares one server with its models loaded once.
 import type { Readable, Writable } from "node:stream";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
+import { UserError } from "../errors.js";
 
 /** The bridge cannot start: no server, or one that refuses it. */
-export class BridgeError extends Error {
+export class BridgeError extends UserError {
   override name = "BridgeError";
 }
 

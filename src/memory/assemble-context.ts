@@ -1,7 +1,7 @@
 // Context for an agent's prompt (MCP's assemble_context, called by hook scripts on every user
 // prompt): the memories most relevant to the prompt and Psyche's recent insights, as markdown
 // within a token budget. The web process has no tokenizer, so tokens are estimated at four
-// characters each, as seed 004 does.
+// characters each.
 import type { MemoryRow } from "../db/sql/memories.js";
 import type { Memory } from "./memory.js";
 
@@ -37,7 +37,7 @@ const line = (m: MemoryRow): string => `- ${m.content.replace(/\s+/g, " ").trim(
 export async function assembleContext(memory: Memory, o: AssembleOptions): Promise<AssembledContext> {
   const [found, insights] = await Promise.all([
     // Dreams are not memories of the world (memory/recall.ts).
-    o.query.trim() ? memory.search(o.query, o.limit, o.signal, ["dream"]) : Promise.resolve([]),
+    o.query.trim() ? memory.recall(o.query, o.limit, o.signal) : Promise.resolve([]),
     memory.recentInsights(INSIGHT_MIN_IMPORTANCE, INSIGHT_HOURS, INSIGHT_LIMIT, ["insight"]),
   ]);
   // Insights get their own section.

@@ -5,6 +5,7 @@ import { Piscina } from "piscina";
 import type { EmbedSpec, EmbedTask, EmbedTaskResult } from "./embed-task.js";
 import { LEXICAL_DIMENSIONS, LEXICAL_EMBEDDER_ID } from "./lexical-embedding.js";
 import { threadFile } from "./thread-file.js";
+import { UserError, type UserErrorOptions } from "../errors.js";
 
 export interface Embedder {
   /** Names the model that makes the vectors; safe to put in SQL text (see embedderId). */
@@ -15,8 +16,11 @@ export interface Embedder {
   close(): Promise<void>;
 }
 
-export class EmbedderError extends Error {
+export class EmbedderError extends UserError {
   override name = "EmbedderError";
+  constructor(message: string, opts: UserErrorOptions = {}) {
+    super(message, { status: 503, code: "embedder_failed", ...opts });
+  }
 }
 
 /** Ids go into SQL text (partial indexes are chosen by literal), so keep them plain. */

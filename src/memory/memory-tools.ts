@@ -1,7 +1,7 @@
 // Psyche's own tools, run inside the worker: the model may recall and store memories in the
 // middle of a turn. The client never sees these calls; they are recorded with the turn.
-import type { GeneratedToolCall, ToolSpec } from "../inference/engine.js";
-import { argumentProblems } from "../inference/tool-arguments.js";
+import { argumentProblems } from "../tools/arguments.js";
+import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { Memory } from "./memory.js";
 
 export interface ServerTools {
@@ -51,7 +51,7 @@ export class MemoryTools implements ServerTools {
     const args = JSON.parse(call.arguments) as Record<string, unknown>;
     if (call.name === "recall_memory") {
       // Dream text reaches a chat only as the recall's set-apart background (memory/recall.ts).
-      const memories = await this.memory.search(String(args.query), typeof args.k === "number" ? args.k : 5, ctx.signal, ["dream"]);
+      const memories = await this.memory.recall(String(args.query), typeof args.k === "number" ? args.k : 5, ctx.signal);
       return JSON.stringify({ memories: memories.map((r) => ({ id: r.memory.id, kind: r.memory.kind, content: r.memory.content, created_at: r.memory.created_at })) });
     }
     const stored = await this.memory.remember({

@@ -1,4 +1,4 @@
-// Long-term memory (ARCHITECTURE.md §4): store with hygiene, retrieve by relevance, recency
+// Long-term memory (README: "Memory and mood"): store with hygiene, retrieve by relevance, recency
 // and importance, forget for real. Built once per process and passed in.
 import { inTransaction, type Pool } from "../db/pool.js";
 import {
@@ -20,6 +20,13 @@ import {
 import type { Embedder } from "./embedder.js";
 import { type RankSettings, type Ranked, rankMemories, textQuery } from "./ranking.js";
 import type { Scorer } from "./scorer.js";
+import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
+
+/** Kinds that recall() never returns. */
+const NOT_RECALLED: readonly MemoryKind[] = ["dream"];
+
+/** The longest memory anyone may store (the HTTP API and MCP check it). */
+export const MAX_MEMORY_CHARS = 20_000;
 
 export interface MemorySettings {
   rank: RankSettings;
@@ -56,9 +63,6 @@ export interface Remembered {
   scored: { valence: number; arousal: number; importance: number };
 }
 
-/** Serialises the duplicate check with the insert, so two stores of one text make one row (consolidation takes it too). */
-export const STORE_LOCK = 7_415_002;
-
 export class Memory {
   constructor(private readonly deps: MemoryDeps) {}
 
@@ -78,7 +82,8 @@ export class Memory {
     const importance = input.importance ?? scored.importance;
     const tags = input.tags ?? [];
     return inTransaction(this.deps.pool, async (client) => {
-      await client.query("select pg_advisory_xact_lock($1)", [STORE_LOCK]);
+      // Serialises the duplicate check with the insert, so two stores of one text make one row.
+      await lockForTransaction(client, AdvisoryLock.memoryStore);
       const [twin] = await nearestMemories(client, this.space, vector!, 1);
       if (twin && twin.similarity >= this.deps.settings.duplicateSimilarity) {
         const memory = await reinforceMemory(client, twin.id, importance, tags);
@@ -103,8 +108,18 @@ export class Memory {
   }
 
   /**
-   * The `k` best memories for `query`, leaving out the kinds in `exclude` (dreams, for anything
-   * that treats the result as memories of the world); each returned memory counts as recalled.
+   * What Psyche remembers of the world about `query`: the `k` best memories, dreams left out.
+   * A dream is not a memory of what happened (dream context never leaks into a chat, README:
+   * "Dreams"), so everything that recalls (a turn's prompt, the memory tools, MCP,
+   * assemble_context, a focused reflection) goes through here.
+   */
+  recall(query: string, k: number, signal?: AbortSignal): Promise<Ranked<Candidate>[]> {
+    return this.search(query, k, signal, NOT_RECALLED);
+  }
+
+  /**
+   * The `k` best memories for `query` of any kind but those in `exclude` (the memory search API
+   * shows everything, dreams included); each returned memory counts as recalled.
    */
   async search(query: string, k: number, signal?: AbortSignal, exclude: readonly MemoryKind[] = []): Promise<Ranked<Candidate>[]> {
     const [vector] = await this.deps.embedder.embed([query], signal);

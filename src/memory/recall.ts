@@ -45,7 +45,7 @@ export class MemoryRecall implements Recall {
     const [mood, recalled, background] = await Promise.all([
       this.deps.mood.current(now),
       // Dream text is not a memory of the world: it comes only as background, set apart.
-      query.trim() ? this.deps.memory.search(query, this.deps.maxMemories ?? 8, signal, ["dream"]) : Promise.resolve([]),
+      query.trim() ? this.deps.memory.recall(query, this.deps.maxMemories ?? 8, signal) : Promise.resolve([]),
       insights.limit > 0 ? this.deps.memory.recentInsights(insights.minImportance, insights.hours, insights.limit) : Promise.resolve([]),
     ]);
     const lines = [describeMood(mood)];

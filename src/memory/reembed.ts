@@ -7,9 +7,10 @@ import { inTransaction, type Pool } from "../db/pool.js";
 import { activeRun, addRunProgress, endRun, getRun, insertRun, startRun, staleMemories, staleMemoryCount } from "../db/sql/embedding-runs.js";
 import { ensureVectorIndex, setEmbeddings } from "../db/sql/memories.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
-import { MAINTENANCE_QUEUE, Priority, type ReembedJob } from "../jobs/queue.js";
+import { inTransactionDb, MAINTENANCE_QUEUE, Priority, type ReembedJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
 import type { Embedder } from "./embedder.js";
+import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
 
 export interface ReembedDeps {
   pool: Pool;
@@ -20,7 +21,6 @@ export interface ReembedDeps {
 }
 
 /** Serialises "is a run needed" across processes starting at once. */
-const REEMBED_LOCK = 7_415_004;
 
 /**
  * Makes sure this embedder has its index, and queues a run when live memories carry vectors
@@ -30,7 +30,7 @@ export async function queueReembeddingIfNeeded(deps: ReembedDeps): Promise<strin
   const space = { embedder: deps.embedder.id, dimensions: deps.embedder.dimensions };
   await ensureVectorIndex(deps.pool, space);
   const runId = await inTransaction(deps.pool, async (client) => {
-    await client.query("select pg_advisory_xact_lock($1)", [REEMBED_LOCK]);
+    await lockForTransaction(client, AdvisoryLock.reembed);
     const stale = await staleMemoryCount(client, space.embedder);
     if (stale === 0) return undefined;
     const active = await activeRun(client, space.embedder);
@@ -38,7 +38,7 @@ export async function queueReembeddingIfNeeded(deps: ReembedDeps): Promise<strin
     const id = randomUUID();
     await insertRun(client, id, space.embedder, stale);
     const job: ReembedJob = { kind: "reembed", runId: id, embedder: space.embedder };
-    await deps.boss.send(MAINTENANCE_QUEUE, job, { priority: Priority.maintenance, singletonKey: `reembed:${id}`, db: { executeSql: (text, values) => client.query(text, values) } });
+    await deps.boss.send(MAINTENANCE_QUEUE, job, { priority: Priority.maintenance, singletonKey: `reembed:${id}`, db: inTransactionDb(client) });
     deps.log.info({ embedder: space.embedder, memories: stale }, "memories carry another embedder's vectors: re-embedding queued");
     return id;
   });

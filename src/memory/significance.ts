@@ -1,5 +1,5 @@
-// How much a new memory matters, in [0, 1]: the seed formula (shared/seeds/003: length,
-// emotional intensity, conclusion markers, tool use) blended with novelty against what is
+// How much a new memory matters, in [0, 1]: the seed formula (length, emotional intensity,
+// conclusion markers, tool use: the significance score Psyche grew from) blended with novelty against what is
 // already remembered.
 import type { Affect } from "../mood/affect.js";
 

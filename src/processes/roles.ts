@@ -3,18 +3,19 @@ import type { Config } from "../config.js";
 import { createPool, type Pool } from "../db/pool.js";
 import { migrate } from "../db/migrate.js";
 import { createApp } from "../http/app.js";
-import type { HttpDeps } from "../http/deps.js";
+import type { WebServices } from "../web-services.js";
 import { listen, type RunningServer } from "../http/server.js";
+import { mcpRoutes } from "../mcp/http-route.js";
 import { createBus, type SignalBus } from "../jobs/bus.js";
 import { startQueue } from "../jobs/queue.js";
 import type { InferenceEngine } from "../inference/engine.js";
-import { InferenceWorker } from "../inference/worker.js";
+import { InferenceWorker } from "../../workers/inference-worker.js";
 import type { Logger } from "../log.js";
 import type PgBoss from "pg-boss";
 import type { StopStack } from "./stack.js";
 import type { MemoryServices } from "./memory-services.js";
 import { MemoryRecall } from "../memory/recall.js";
-import { MemoryWorker } from "../memory/memory-worker.js";
+import { MemoryWorker } from "../../workers/memory-worker.js";
 import { MemoryTools } from "../memory/memory-tools.js";
 import { DreamScheduler } from "../dreams/scheduler.js";
 import { defaultDreamSettings } from "../dreams/settings.js";
@@ -49,7 +50,7 @@ export async function connect(
 }
 
 /** What the web role (HTTP API and MCP) is built from, once per process. */
-export function httpDeps(s: Shared, db: DatabaseHandles, mem: MemoryServices): HttpDeps {
+export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices): WebServices {
   const { config } = s;
   return {
     ...mem,
@@ -68,8 +69,11 @@ export function httpDeps(s: Shared, db: DatabaseHandles, mem: MemoryServices): H
   };
 }
 
-export async function startWebRole(s: Shared, deps: HttpDeps): Promise<RunningServer> {
-  const server = await listen(createApp(deps), s.config.host, s.config.port);
+/** The web role: the HTTP API with the MCP endpoint beside it, over one set of services. */
+export async function startWebRole(s: Shared, services: WebServices): Promise<RunningServer> {
+  const app = createApp(services);
+  app.route("/", mcpRoutes(services));
+  const server = await listen(app, s.config.host, s.config.port);
   s.stack.push("http server", () => server.close(s.config.shutdownGraceSeconds * 1000));
   return server;
 }

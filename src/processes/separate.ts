@@ -9,7 +9,7 @@ import { waitForDatabase } from "../db/wait.js";
 import type { Logger } from "../log.js";
 import type { RunningServer } from "../http/server.js";
 import { databaseUrl } from "./database-url.js";
-import { connect, httpDeps, startWebRole } from "./roles.js";
+import { connect, webServices, startWebRole } from "./roles.js";
 import { startMemoryServices } from "./memory-services.js";
 import { StopStack } from "./stack.js";
 
@@ -51,7 +51,7 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
     const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
     const mem = await startMemoryServices({ config, log, stack }, db);
     const shared = { config, log, stack };
-    const server = await startWebRole(shared, httpDeps(shared, db, mem));
+    const server = await startWebRole(shared, webServices(shared, db, mem));
     return { server, stop };
   } catch (err) {
     await stop();

@@ -3,10 +3,10 @@ import type { Config } from "../config.js";
 import { startEmbeddedDatabase } from "../db/embedded.js";
 import type { InferenceEngine } from "../inference/engine.js";
 import { createLlamaEngine } from "../inference/create-engine.js";
-import type { InferenceWorker } from "../inference/worker.js";
+import type { InferenceWorker } from "../../workers/inference-worker.js";
 import type { Logger } from "../log.js";
-import { type DatabaseHandles, connect, httpDeps, startInferenceRole, startWebRole } from "./roles.js";
-import type { HttpDeps } from "../http/deps.js";
+import { type DatabaseHandles, connect, webServices, startInferenceRole, startWebRole } from "./roles.js";
+import type { WebServices } from "../web-services.js";
 import { StopStack } from "./stack.js";
 import { type MemoryServices, startMemoryServices } from "./memory-services.js";
 
@@ -17,8 +17,8 @@ export interface RunningPsyche {
   db: DatabaseHandles;
   worker: InferenceWorker;
   mem: MemoryServices;
-  /** What the HTTP API and MCP are built from (tests use it for in-process MCP). */
-  http: HttpDeps;
+  /** The web process's services, which the HTTP API and MCP are built from (tests use it for in-process MCP). */
+  web: WebServices;
   stop(): Promise<void>;
 }
 
@@ -37,9 +37,9 @@ export async function serve(config: Config, log: Logger, opts: { engine?: Infere
     const engine = opts.engine ?? (await createLlamaEngine(config, log));
     const mem = await startMemoryServices(s, db);
     const worker = await startInferenceRole(s, db, engine, mem);
-    const http = httpDeps(s, db, mem);
-    const server = await startWebRole(s, http);
-    return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, mem, http, stop };
+    const web = webServices(s, db, mem);
+    const server = await startWebRole(s, web);
+    return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, mem, web, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -2,7 +2,8 @@
 import t from "tap";
 import { startEmbeddedDatabase } from "../../src/db/embedded.js";
 import { createPool, inTransaction } from "../../src/db/pool.js";
-import { statementName } from "../../src/db/prepared.js";
+import pg from "pg";
+import { pgConnectionOf, statementName } from "../../src/db/prepared.js";
 
 const db = await startEmbeddedDatabase({ dataDir: t.testdir(), port: 0 });
 t.teardown(() => db.stop());
@@ -73,4 +74,10 @@ t.test("many connections using new statements at once", async (t) => {
     texts.flatMap((text, i) => pools.flatMap((p) => [p.query(text, [1]), p.query(text, [1])]).map((q) => q.then((r) => r.rows[0].n === 1 + i))),
   );
   t.ok(results.every(Boolean), `${results.length} first uses, all answered`);
+});
+
+t.test("pg's internals are checked at construction, so an upgrade that changes them fails loudly", async (t) => {
+  t.doesNotThrow(() => pgConnectionOf(new pg.Client()), "pg 8.23.1's Client has what prepared.ts relies on");
+  t.throws(() => pgConnectionOf({}), /pg's Client internals are not the ones this was written for/);
+  t.throws(() => pgConnectionOf({ connection: { on: () => undefined } }), /check src\/db\/prepared.ts/, "no parsedStatements");
 });

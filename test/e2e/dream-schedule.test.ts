@@ -5,7 +5,7 @@ import OpenAI from "openai";
 import { until } from "../helpers/until.js";
 import { startPsyche } from "../helpers/psyche.js";
 import { INFERENCE_QUEUE, Priority } from "../../src/jobs/queue.js";
-import { outrankedBy, putBack } from "../../src/dreams/wake-watch.js";
+import { putBack, waitingAbove } from "../../src/db/sql/pgboss-jobs.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -93,11 +93,11 @@ t.test("no dream while a chat waits: a queued chat runs before a queued dream; a
   // Take the dream as the worker would, then let a chat arrive: it outranks the dream, which goes back.
   const [fetched] = await psyche.db.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: 1, priority: true });
   t.equal(fetched?.id, dreamId, "the dream was the next job");
-  t.notOk(await outrankedBy(pool, Priority.dream), "nothing outranks it yet");
+  t.notOk(await waitingAbove(pool, INFERENCE_QUEUE, Priority.dream), "nothing outranks it yet");
   const waiting = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "me first" }], max_tokens: 4 });
   await until("the second chat to be queued", async () => ((await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined));
-  t.ok(await outrankedBy(pool, Priority.dream), "a waiting chat outranks it");
-  await putBack(pool, dreamId!);
+  t.ok(await waitingAbove(pool, INFERENCE_QUEUE, Priority.dream), "a waiting chat outranks it");
+  await putBack(pool, INFERENCE_QUEUE, dreamId!);
   t.equal((await pool.query("select state::text from pgboss.job where id = $1", [dreamId])).rows[0].state, "created", "back in the queue");
   await long;
   await waiting;

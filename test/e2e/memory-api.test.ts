@@ -78,6 +78,7 @@ t.test("bad input: OpenAI's error shape, nothing written", async (t) => {
     ["GET", "/v1/memories/00000000-0000-4000-8000-000000000000", undefined, 404, "memory_not_found"],
     ["DELETE", "/v1/memories/00000000-0000-4000-8000-000000000000?purge=maybe", undefined, 400, "invalid_value"],
     ["GET", "/v1/emotion?limit=-1", undefined, 400, "invalid_value"],
+    ["GET", "/v1/mood?limit=0", undefined, 400, "invalid_value"],
     ["POST", "/v1/embeddings", { model: "psyche" }, 400, "invalid_value"],
     ["POST", "/v1/embeddings", { model: "psyche", input: [] }, 400, "invalid_value"],
     ["POST", "/v1/embeddings", { model: "psyche", input: [[1, 2, 3]] }, 400, "invalid_value"],
@@ -131,6 +132,11 @@ t.test("a chat turn leaves an episodic memory and an emotion_log row", async (t)
   const after = await api("GET", "/v1/emotion?limit=5");
   t.equal(after.body.history[0].source_id, turnId);
   t.equal(after.body.history[0].cause, "turn");
+  const mood = await api("GET", "/v1/mood?limit=5");
+  // The mood decays toward its baseline by the millisecond: the two reads agree to the third place.
+  t.match(mood.body, { object: "mood", baseline: after.body.baseline });
+  t.ok(Math.abs(mood.body.valence - after.body.valence) < 1e-3 && Math.abs(mood.body.arousal - after.body.arousal) < 1e-3, "the same mood");
+  t.same(mood.body.history, after.body.history, "/v1/emotion is an alias of /v1/mood");
   const search = await api("GET", `/v1/memories/search?q=${encodeURIComponent("best friend visiting")}&k=1`);
   t.equal(search.body.data[0].source.id, turnId, "the conversation is now searchable memory");
 });

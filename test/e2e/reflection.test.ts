@@ -5,7 +5,7 @@ import t from "tap";
 import { until } from "../helpers/until.js";
 import { startPsyche } from "../helpers/psyche.js";
 import { MAINTENANCE_QUEUE } from "../../src/jobs/queue.js";
-import { MAINTENANCE_CRON } from "../../src/memory/memory-worker.js";
+import { MAINTENANCE_CRON } from "../../workers/memory-worker.js";
 
 // Insert-time deduplication off, so consolidation has near-duplicates to find; a mood that
 // settles in seconds, so its scheduled decay shows.

@@ -2,15 +2,15 @@
 // call is grammar-constrained, so even random weights name a real tool with valid arguments.
 import t from "tap";
 import { createLlamaEngine } from "../../src/inference/create-engine.js";
-import type { ToolSpec } from "../../src/inference/engine.js";
+import type { ToolSpec } from "../../src/tools/types.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { offeredFunctions, wholeJsonObject } from "../../src/inference/llama-engine.js";
-import { toGrammarSchema, ToolSchemaError } from "../../src/inference/tool-schema.js";
-import { argumentProblems } from "../../src/inference/tool-arguments.js";
+import { toGrammarSchema, ToolSchemaError } from "../../src/tools/grammar-schema.js";
+import { argumentProblems } from "../../src/tools/arguments.js";
 import { createLogger } from "../../src/log.js";
 
 const dataDir = t.testdir();
-const engine = await createLlamaEngine({ model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 1, contextSize: 4096, sequences: 2 }, createLogger("silent"));
+const engine = await createLlamaEngine({ model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 1, contextSize: 4096 }, createLogger("silent"));
 t.teardown(() => engine.dispose());
 
 const tools: ToolSpec[] = [

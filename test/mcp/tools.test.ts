@@ -17,7 +17,7 @@ const psyche = await startPsyche(t, { recallPromptTokens: 0, maxTokens: 64 });
 const pool = psyche.db.pool;
 
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-const server = createMcpServer(psyche.http);
+const server = createMcpServer(psyche.web);
 await server.connect(serverSide);
 const client = new Client({ name: "psyche-test", version: "0" });
 await client.connect(clientSide);
@@ -31,7 +31,7 @@ t.test("the ten tools, with input schemas, and the two resource templates", asyn
   const { tools } = await client.listTools();
   t.same(
     tools.map((x) => x.name).sort(),
-    ["add_tool_result", "assemble_context", "chat", "dream_journal", "dream_status", "get_context_summary", "get_emotion", "recall_memory", "store_memory", "wake"],
+    ["add_tool_result", "assemble_context", "chat", "dream_journal", "dream_status", "get_context_summary", "get_emotion", "get_mood", "recall_memory", "store_memory", "wake"],
   );
   const assemble = tools.find((x) => x.name === "assemble_context")!;
   t.match(assemble.inputSchema, { type: "object", properties: { query: { type: "string" }, max_tokens: { type: "integer" } } });
@@ -112,11 +112,14 @@ t.test("assemble_context: relevant memories and recent insights within the budge
   t.ok(none.insight_ids.includes(insight.memory.id), "but the recent insights");
 });
 
-t.test("get_emotion agrees with /v1/emotion", async (t) => {
-  const mood = await call("get_emotion");
-  const http = (await (await fetch(`${psyche.url}/v1/emotion`)).json()) as any;
+t.test("get_mood agrees with /v1/mood, and get_emotion (its first name) with both", async (t) => {
+  const mood = await call("get_mood");
+  const http = (await (await fetch(`${psyche.url}/v1/mood`)).json()) as any;
+  t.equal(http.object, "mood");
   t.equal((mood.structuredContent as any).valence, http.valence);
   t.match(text(mood), /mood/);
+  const alias = await call("get_emotion");
+  t.same(alias.structuredContent, mood.structuredContent, "the alias answers the same");
 });
 
 t.test("the dream journal, dream_status and wake", async (t) => {

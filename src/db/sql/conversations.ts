@@ -1,12 +1,6 @@
+import type { ToolCall } from "../../tools/types.js";
 import type { Queryable } from "../pool.js";
 
-/** A call an assistant message made (OpenAI's tool_calls, flattened). */
-export interface StoredToolCall {
-  id: string;
-  name: string;
-  /** JSON text. */
-  arguments: string;
-}
 
 export interface StoredMessage {
   id: number;
@@ -14,7 +8,7 @@ export interface StoredMessage {
   role: "system" | "user" | "assistant" | "tool";
   content: string;
   name: string | null;
-  tool_calls: StoredToolCall[] | null;
+  tool_calls: ToolCall[] | null;
   tool_call_id: string | null;
 }
 
@@ -47,7 +41,7 @@ export interface NewMessage {
   role: StoredMessage["role"];
   content: string;
   name?: string | undefined;
-  toolCalls?: StoredToolCall[] | null | undefined;
+  toolCalls?: ToolCall[] | null | undefined;
   toolCallId?: string | null | undefined;
 }
 
@@ -100,4 +94,10 @@ export async function conversationSummary(db: Queryable, id: string | null, last
     [id, last, chars],
   );
   return res.rows[0];
+}
+
+/** Locks a stored conversation until the transaction ends; false when there is none. */
+export async function lockConversation(db: Queryable, id: string): Promise<boolean> {
+  const res = await db.query("select 1 from conversations where id = $1 for update", [id]);
+  return (res.rowCount ?? 0) > 0;
 }

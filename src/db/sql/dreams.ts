@@ -51,6 +51,11 @@ export async function endDream(
   );
 }
 
+/** What a journal entry drew on, once known (consolidation: the memories it kept). */
+export async function setDreamSeeds(db: Queryable, id: string, memoryIds: readonly string[]): Promise<void> {
+  await db.query("update dream_journal set seed_memory_ids = $2::uuid[] where id = $1", [id, memoryIds]);
+}
+
 export async function scoreDream(db: Queryable, id: string, s: { importance: number; valence: number; arousal: number }): Promise<void> {
   await db.query(`update dream_journal set significance = $2, valence = $3, arousal = $4 where id = $1`, [id, s.importance, s.valence, s.arousal]);
 }
@@ -76,40 +81,10 @@ export async function recentDreams(db: Queryable, f: JournalFilter): Promise<Dre
   return res.rows;
 }
 
-export interface ReverieJobRow {
-  id: string;
-  name: string;
-  state: string;
-  data: Record<string, unknown>;
-  created_on: Date;
-  started_on: Date | null;
-  completed_on: Date | null;
-  output: unknown;
-}
-
-/** A dream, reflection or consolidation job as pg-boss holds it (queued through the API or the schedule). */
-export async function reverieJob(db: Queryable, id: string, queues: readonly string[]): Promise<ReverieJobRow | undefined> {
-  const res = await db.query<ReverieJobRow>(
-    `select id, name, state::text as state, data, created_on, started_on, completed_on, output from pgboss.job where id = $1 and name = any($2::text[])`,
-    [id, queues],
-  );
-  return res.rows[0];
-}
-
 /** Chat turns waiting for the worker (their place in line under do-not-disturb). */
 export async function chatsWaiting(db: Queryable): Promise<number> {
   const res = await db.query<{ n: number }>(`select count(*)::int as n from turns where status = 'queued'`);
   return res.rows[0]?.n ?? 0;
-}
-
-/** Whether a reverie is queued, running or being written. */
-export async function reverieUnderway(db: Queryable, queue: string): Promise<boolean> {
-  const res = await db.query<{ yes: boolean }>(
-    `select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active') and data->>'kind' in ('dream', 'reflect', 'idle'))
-       or exists (select 1 from dream_journal where status = 'dreaming' and kind <> 'consolidate') as yes`,
-    [queue],
-  );
-  return res.rows[0]?.yes ?? false;
 }
 
 /** Dream seeds: the most recent, the most important, and a few at random. */
@@ -121,23 +96,6 @@ export async function dreamSeeds(db: Queryable, each: number): Promise<{ id: str
      union
      (select id, content from memories where deleted_at is null order by random() limit $1)`,
     [each],
-  );
-  return res.rows;
-}
-
-/**
- * Closes journal entries left open by a worker that died (stopped, or its heartbeat older than
- * `staleMs`) or, for consolidation, whose job is no longer running. Returns their job ids.
- */
-export async function closeAbandonedEntries(db: Queryable, staleMs: number): Promise<{ id: string; job_id: string | null }[]> {
-  const res = await db.query<{ id: string; job_id: string | null }>(
-    `update dream_journal j set status = 'failed', error = 'the worker stopped during it', ended_at = now()
-     where j.status = 'dreaming' and (
-       (j.worker_id is not null and exists (select 1 from inference_workers w where w.id = j.worker_id
-          and (w.stopped_at is not null or w.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))))
-       or (j.worker_id is null and not exists (select 1 from pgboss.job b where b.id = j.job_id and b.state = 'active')))
-     returning j.id, j.job_id`,
-    [staleMs],
   );
   return res.rows;
 }
@@ -207,4 +165,27 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
 export async function getDream(db: Queryable, id: string): Promise<DreamRow | undefined> {
   const res = await db.query<DreamRow>("select * from dream_journal where id = $1", [id]);
   return res.rows[0];
+}
+
+/** Since when it has been quiet, and what last happened (the dream scheduler's look). */
+export interface QuietMoment {
+  /** Seconds since the last request (or the start); null: neither. */
+  quiet: number | null;
+  conversation_id: string | null;
+  /** Seconds since the last dream ended; null: none yet. */
+  since_dream: number | null;
+  thought_since_request: boolean;
+}
+
+/** `startedAt` counts as a request: a freshly started server waits before it dreams (a warm-up: the first request after a start must not find it asleep). */
+export async function quietMoment(db: Queryable, startedAt: Date): Promise<QuietMoment> {
+  const res = await db.query<QuietMoment>(
+    `with last as (select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $1::timestamptz) as at from turns)
+     select extract(epoch from now() - (select at from last))::float8 as quiet,
+       (select conversation_id from turns order by created_at desc limit 1) as conversation_id,
+       extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream'))::float8 as since_dream,
+       exists (select 1 from dream_journal where kind = 'idle' and started_at > (select at from last)) as thought_since_request`,
+    [startedAt],
+  );
+  return res.rows[0]!;
 }

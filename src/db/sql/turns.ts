@@ -1,17 +1,7 @@
 import type { Queryable } from "../pool.js";
-import { messageArrays, type NewMessage, type StoredToolCall } from "./conversations.js";
+import type { CheckedToolCall, ToolCall, ToolChoice, ToolSpec } from "../../tools/types.js";
+import { messageArrays, type NewMessage } from "./conversations.js";
 
-/** A tool as stored with its turn. */
-export interface TurnTool {
-  name: string;
-  description?: string | undefined;
-  parameters?: Record<string, unknown> | undefined;
-}
-export type TurnToolChoice = "auto" | "none" | "required" | { name: string };
-export interface TurnToolCall extends StoredToolCall {
-  /** Where the arguments break the tool's schema; empty if valid. */
-  problems: string[];
-}
 
 export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
 export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
@@ -41,9 +31,9 @@ export interface Turn {
   finished_at: Date | null;
   /** The prompt is the active transcript up to this position. */
   prompt_end_position: number | null;
-  tools: TurnTool[] | null;
-  tool_choice: TurnToolChoice | null;
-  tool_calls: TurnToolCall[] | null;
+  tools: ToolSpec[] | null;
+  tool_choice: ToolChoice | null;
+  tool_calls: CheckedToolCall[] | null;
   parallel_tool_calls: boolean | null;
 }
 
@@ -58,8 +48,8 @@ export interface NewTurn {
   seed: number | null;
   stop: string[];
   stream: boolean;
-  tools?: TurnTool[] | null;
-  toolChoice?: TurnToolChoice | null;
+  tools?: ToolSpec[] | null;
+  toolChoice?: ToolChoice | null;
   parallelToolCalls?: boolean | null;
 }
 
@@ -122,7 +112,7 @@ export async function getTurn(db: Queryable, id: string): Promise<Turn | undefin
 
 export interface ClaimedTurn extends Turn {
   /** The prompt's messages: the active transcript up to the turn's prompt end. */
-  prompt_messages: { role: string; content: string; tool_calls: StoredToolCall[] | null; tool_call_id: string | null }[];
+  prompt_messages: { role: string; content: string; tool_calls: ToolCall[] | null; tool_call_id: string | null }[];
   /** Text an earlier worker already streamed for this turn, its tokens and last sequence number. */
   streamed_text: string;
   streamed_tokens: number;
@@ -159,7 +149,7 @@ export interface TurnResult {
   finishReason: FinishReason;
   promptTokens: number;
   completionTokens: number;
-  toolCalls?: TurnToolCall[] | undefined;
+  toolCalls?: CheckedToolCall[] | undefined;
   /** Psyche's own tool calls made during the turn, with their results. */
   serverToolCalls?: { name: string; arguments: string; result: string }[] | undefined;
 }
@@ -244,5 +234,11 @@ export async function turnExchange(db: Queryable, id: string): Promise<TurnExcha
      from turns t where t.id = $1`,
     [id],
   );
+  return res.rows[0];
+}
+
+/** The turn that wrote a message (an assistant message's turn, whose settings a continuation reuses). */
+export async function turnOfMessage(db: Queryable, messageId: number): Promise<Turn | undefined> {
+  const res = await db.query<Turn>(`select ${TURN_COLUMNS} from messages m join turns t on t.id = m.turn_id where m.id = $1`, [messageId]);
   return res.rows[0];
 }

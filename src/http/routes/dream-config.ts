@@ -3,13 +3,15 @@
 import { Hono } from "hono";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { chatsWaiting, reverieUnderway } from "../../db/sql/dreams.js";
+import { chatsWaiting } from "../../db/sql/dreams.js";
+import { reverieUnderway } from "../../db/sql/pgboss-jobs.js";
 import { DND_SIGNAL, DREAM_SIGNAL } from "../../dreams/dream.js";
-import { DreamSettingsPatchSchema, patchDreamSettings, readDreamSettings, setDoNotDisturb } from "../../dreams/settings.js";
+import { setDoNotDisturb } from "../../db/sql/dream-settings.js";
+import { DreamSettingsPatchSchema, patchDreamSettings, readDreamSettings } from "../../dreams/settings.js";
 import { Channel } from "../../jobs/bus.js";
 import { type DreamJob, INFERENCE_QUEUE, Priority } from "../../jobs/queue.js";
-import type { HttpDeps } from "../deps.js";
-import { fromZodError, invalidRequest } from "../errors.js";
+import type { WebServices } from "../../web-services.js";
+import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
 
 const DndRequestSchema = z.strictObject({
@@ -17,7 +19,7 @@ const DndRequestSchema = z.strictObject({
   reason: z.string().trim().min(1).max(200).optional(),
 });
 
-export function dreamConfigRoutes(deps: HttpDeps): Hono {
+export function dreamConfigRoutes(deps: WebServices): Hono {
   const app = new Hono();
 
   const config = async () => {

@@ -3,14 +3,16 @@
 import { Hono } from "hono";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { JOURNAL_KINDS, JOURNAL_STATUSES, recentDreams, reverieJob } from "../../db/sql/dreams.js";
+import { JOURNAL_KINDS, JOURNAL_STATUSES, recentDreams } from "../../db/sql/dreams.js";
+import { reverieJob } from "../../db/sql/pgboss-jobs.js";
 import { DREAM_SIGNAL } from "../../dreams/dream.js";
 import { readDreamSettings } from "../../dreams/settings.js";
 import { dreamStatus, wakeUp } from "../../dreams/status.js";
 import { Channel } from "../../jobs/bus.js";
 import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, Priority, type ReverieJob } from "../../jobs/queue.js";
-import type { HttpDeps } from "../deps.js";
-import { ApiError, fromZodError, invalidRequest } from "../errors.js";
+import type { WebServices } from "../../web-services.js";
+import { ApiError } from "../errors.js";
+import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
 
 const DreamJobsRequestSchema = z
@@ -35,7 +37,7 @@ const JournalQuerySchema = z.strictObject({
 
 const JOB_STATES: Record<string, string> = { created: "queued", retry: "queued", active: "running", completed: "completed", cancelled: "cancelled", failed: "failed" };
 
-export function dreamRoutes(deps: HttpDeps): Hono {
+export function dreamRoutes(deps: WebServices): Hono {
   const app = new Hono();
 
   app.post("/dream/jobs", async (c) => {

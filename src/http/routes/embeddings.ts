@@ -1,8 +1,9 @@
 // POST /v1/embeddings in OpenAI's shape, with the configured embedder.
 import { Hono } from "hono";
 import { words } from "../../memory/lexical-embedding.js";
-import type { HttpDeps } from "../deps.js";
-import { ApiError, fromZodError, invalidRequest } from "../errors.js";
+import type { WebServices } from "../../web-services.js";
+import { ApiError } from "../errors.js";
+import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
 import { EmbeddingsRequestSchema } from "../schemas/memory.js";
 
@@ -12,7 +13,7 @@ function base64(vector: readonly number[]): string {
   return Buffer.from(Float32Array.from(vector).buffer).toString("base64");
 }
 
-export function embeddingRoutes(deps: HttpDeps): Hono {
+export function embeddingRoutes(deps: WebServices): Hono {
   const app = new Hono();
   app.post("/v1/embeddings", async (c) => {
     const parsed = EmbeddingsRequestSchema.safeParse(await readJsonObject(c));

@@ -5,8 +5,9 @@ import type { z } from "zod";
 import { latestRun } from "../../db/sql/embedding-runs.js";
 import { memoryCounts } from "../../db/sql/memories.js";
 import { memoryJson } from "../../memory/memory-json.js";
-import type { HttpDeps } from "../deps.js";
-import { ApiError, fromZodError, invalidRequest } from "../errors.js";
+import type { WebServices } from "../../web-services.js";
+import { ApiError } from "../errors.js";
+import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
 import { CreateMemorySchema, MemoryIdSchema, SearchQuerySchema } from "../schemas/memory.js";
 
@@ -24,7 +25,7 @@ function memoryId(c: Context): string {
 
 const notFound = (id: string) => new ApiError(404, "not_found_error", `no memory ${id}`, { param: "id", code: "memory_not_found" });
 
-export function memoryRoutes(deps: HttpDeps): Hono {
+export function memoryRoutes(deps: WebServices): Hono {
   const app = new Hono();
 
   app.post("/v1/memories", async (c) => {

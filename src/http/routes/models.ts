@@ -1,10 +1,10 @@
 import { Hono } from "hono";
-import type { HttpDeps } from "../deps.js";
+import type { WebServices } from "../../web-services.js";
 import { modelNotFound } from "../errors.js";
 
 const STARTED = Math.floor(Date.now() / 1000);
 
-export function modelRoutes(deps: HttpDeps): Hono {
+export function modelRoutes(deps: WebServices): Hono {
   const app = new Hono();
   const model = { id: deps.modelId, object: "model", created: STARTED, owned_by: "psyche" };
   // The embedder is a model too: POST /v1/embeddings takes its id.

@@ -4,8 +4,9 @@ import { z } from "zod";
 import { TurnFollower } from "../../conversation/follow-turn.js";
 import { getTurn, requestCancel } from "../../db/sql/turns.js";
 import { Channel } from "../../jobs/bus.js";
-import type { HttpDeps } from "../deps.js";
-import { ApiError, invalidRequest } from "../errors.js";
+import type { WebServices } from "../../web-services.js";
+import { ApiError } from "../errors.js";
+import { invalidRequest } from "../../errors.js";
 import { streamTurn } from "../stream-turn.js";
 import { usageOf } from "../sse.js";
 
@@ -20,7 +21,7 @@ function turnId(raw: string): string {
 
 const notFound = (id: string) => new ApiError(404, "not_found_error", `no turn ${id}`, { param: "id", code: "turn_not_found" });
 
-export function turnRoutes(deps: HttpDeps): Hono {
+export function turnRoutes(deps: WebServices): Hono {
   const app = new Hono();
 
   app.get("/v1/turns/:id", async (c) => {

@@ -1,5 +1,6 @@
 // POST /v1/chat/completions, as OpenAI defines it, for the parts Psyche serves.
 import { z } from "zod";
+import { functionName, ToolChoiceSchema, ToolDefinitionSchema } from "../../tools/schemas.js";
 
 const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() });
 const ContentPartSchema = z.union([
@@ -17,9 +18,6 @@ const ContentSchema = z
 
 const name = z.string().max(256).optional();
 
-const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
-const functionName = z.string().regex(FUNCTION_NAME, "function names are 1-64 letters, digits, _ and -");
-
 /** A call the assistant made, as a client sends it back. */
 const ToolCallSchema = z.object({
   id: z.string().min(1).max(128),
@@ -36,22 +34,6 @@ const ToolCallSchema = z.object({
     }, "must be a JSON object in a string"),
   }),
 });
-
-/** A function the client offers the model (OpenAI's tools[]). */
-export const ToolDefinitionSchema = z.object({
-  type: z.literal("function", { error: "only function tools are supported" }),
-  function: z.object({
-    name: functionName,
-    description: z.string().max(4000).optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
-    strict: z.boolean().nullish(),
-  }),
-});
-
-export const ToolChoiceSchema = z.union([
-  z.enum(["none", "auto", "required"]),
-  z.object({ type: z.literal("function"), function: z.object({ name: functionName }) }),
-]);
 
 export const ChatMessageSchema = z.discriminatedUnion(
   "role",
@@ -90,8 +72,3 @@ export const ChatCompletionRequestSchema = z.object({
   parallel_tool_calls: z.boolean().nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
-
-/** Conversation ids are the client's: keep them printable and short. */
-export const ConversationIdSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9._:@-]{1,128}$/, "conversation ids are 1-128 letters, digits and . _ : @ -");

@@ -1,6 +1,5 @@
 import { z } from "zod";
-
-export const MAX_MEMORY_CHARS = 20_000;
+import { MAX_MEMORY_CHARS } from "../../memory/memory.js";
 
 export const CreateMemorySchema = z.strictObject({
   content: z.string().trim().min(1, "must not be empty").max(MAX_MEMORY_CHARS),
@@ -20,7 +19,7 @@ export const SearchQuerySchema = z.object({
 
 export const MemoryIdSchema = z.string().uuid();
 
-export const EmotionQuerySchema = z.object({
+export const MoodQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(50),
 });
 

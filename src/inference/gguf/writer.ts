@@ -1,5 +1,5 @@
 // A minimal GGUF v3 writer: header, metadata, tensor infos, aligned tensor data.
-// Format: https://github.com/ggml-org/ggml/blob/master/docs/gguf.md
+// Format: GGUF v3, as ggml specifies it: header, key-value metadata, tensor infos, aligned tensor data.
 import { closeSync, openSync, renameSync, writeSync } from "node:fs";
 
 export const GgmlType = { F32: 0, F16: 1, Q8_0: 8 } as const;

@@ -4,9 +4,10 @@
 import { randomUUID } from "node:crypto";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { foldMemory, lastConsolidation, nearDuplicates, survivorOf } from "../db/sql/consolidation.js";
-import { endDream, startDream } from "../db/sql/dreams.js";
+import { endDream, setDreamSeeds, startDream } from "../db/sql/dreams.js";
 import type { Logger } from "../log.js";
-import { type Memory, STORE_LOCK } from "../memory/memory.js";
+import type { Memory } from "./memory.js";
+import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
 /** Memories looked at per run. */
 const PER_RUN = 2000;
 
@@ -40,7 +41,7 @@ export async function consolidate(
       if (opts.signal?.aborted) break;
       if (touched.has(pair.id) || touched.has(pair.twin)) continue;
       const done = await inTransaction(deps.pool, async (client) => {
-        await client.query("select pg_advisory_xact_lock($1)", [STORE_LOCK]);
+        await lockForTransaction(client, AdvisoryLock.memoryStore);
         const which = await survivorOf(client, pair.id, pair.twin);
         if (!which) return undefined;
         return (await foldMemory(client, which.keep, which.gone)) ? which : undefined;
@@ -55,7 +56,7 @@ export async function consolidate(
   const content = folded.length
     ? `Folded ${folded.length} near-duplicate ${folded.length === 1 ? "memory" : "memories"}:\n${folded.map((f) => `${f.gone} into ${f.keep} (similarity ${f.similarity.toFixed(3)})`).join("\n")}`
     : "Nothing to fold.";
-  await deps.pool.query("update dream_journal set seed_memory_ids = $2::uuid[] where id = $1", [journalId, folded.map((f) => f.keep)]);
+  await setDreamSeeds(deps.pool, journalId, folded.map((f) => f.keep));
   await endDream(deps.pool, journalId, { status: "done", content, tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null });
   if (folded.length) deps.log.info({ journalId, folded: folded.length }, "consolidated memories");
   return { journalId, folded: folded.length };

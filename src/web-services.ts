@@ -1,14 +1,16 @@
+// The web process's services: what the HTTP API and the MCP endpoint are both built from. A
+// process builds them once (processes/roles.ts) and passes them in.
 import type PgBoss from "pg-boss";
-import type { Pool } from "../db/pool.js";
-import type { SignalBus } from "../jobs/bus.js";
-import type { Logger } from "../log.js";
-import type { Embedder } from "../memory/embedder.js";
-import type { Memory } from "../memory/memory.js";
-import type { MoodKeeper } from "../mood/mood-keeper.js";
-import type { DreamSettings } from "../dreams/settings.js";
+import type { Pool } from "./db/pool.js";
+import type { SignalBus } from "./jobs/bus.js";
+import type { Logger } from "./log.js";
+import type { Embedder } from "./memory/embedder.js";
+import type { Memory } from "./memory/memory.js";
+import type { MoodKeeper } from "./mood/mood-keeper.js";
+import type { DreamSettings } from "./dreams/settings.js";
 
-/** What the HTTP layer is built from; a web process builds these once and passes them in. */
-export interface HttpDeps {
+/** The web process's services; built once per process, shared by every request. */
+export interface WebServices {
   pool: Pool;
   boss: PgBoss;
   bus: SignalBus;

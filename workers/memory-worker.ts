@@ -3,20 +3,20 @@
 // pg-boss's schedule, writes the mood's decay; it purges soft-deleted memories.
 // Two loops, so a long re-embedding never delays memory formation.
 import type PgBoss from "pg-boss";
-import type { Pool } from "../db/pool.js";
-import { purgeDeletedMemories, memoryFromSource } from "../db/sql/memories.js";
-import { turnExchange } from "../db/sql/turns.js";
-import { emotionFromSource } from "../db/sql/emotion.js";
-import { Channel, type SignalBus } from "../jobs/bus.js";
-import { Doorbell } from "../jobs/doorbell.js";
-import { MAINTENANCE_QUEUE, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../jobs/queue.js";
-import { lastConsolidation } from "../db/sql/consolidation.js";
-import { consolidate } from "../dreams/consolidate.js";
-import { type DreamSettings, readDreamSettings } from "../dreams/settings.js";
-import type { Logger } from "../log.js";
-import type { MoodKeeper } from "../mood/mood-keeper.js";
-import type { Memory } from "./memory.js";
-import { queueReembeddingIfNeeded, runReembedding } from "./reembed.js";
+import type { Pool } from "../src/db/pool.js";
+import { purgeDeletedMemories, memoryFromSource } from "../src/db/sql/memories.js";
+import { turnExchange } from "../src/db/sql/turns.js";
+import { moodFromSource } from "../src/db/sql/mood.js";
+import { Channel, type SignalBus } from "../src/jobs/bus.js";
+import { Doorbell } from "../src/jobs/doorbell.js";
+import { MAINTENANCE_QUEUE, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
+import { lastConsolidation } from "../src/db/sql/consolidation.js";
+import { consolidate } from "../src/memory/consolidate.js";
+import { type DreamSettings, readDreamSettings } from "../src/dreams/settings.js";
+import type { Logger } from "../src/log.js";
+import type { MoodKeeper } from "../src/mood/mood-keeper.js";
+import type { Memory } from "../src/memory/memory.js";
+import { queueReembeddingIfNeeded, runReembedding } from "../src/memory/reembed.js";
 
 export interface MemoryWorkerDeps {
   pool: Pool;
@@ -102,7 +102,7 @@ export class MemoryWorker {
       sourceId: turnId,
       signal: this.stopping.signal,
     });
-    if (!(await emotionFromSource(this.deps.pool, "turn", turnId))) {
+    if (!(await moodFromSource(this.deps.pool, "turn", turnId))) {
       await this.deps.mood.react({ valence: remembered.scored.valence, arousal: remembered.scored.arousal }, "turn", turnId);
     }
   }

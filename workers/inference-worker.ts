@@ -3,22 +3,23 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type PgBoss from "pg-boss";
-import type { Logger } from "../log.js";
-import type { Pool } from "../db/pool.js";
-import { heartbeat, markWorkerStopped, registerWorker } from "../db/sql/workers.js";
-import { Channel, type SignalBus } from "../jobs/bus.js";
-import { Doorbell } from "../jobs/doorbell.js";
-import { INFERENCE_QUEUE, InferenceJobSchema, Priority, type ReverieJob } from "../jobs/queue.js";
-import { reclaimOrphanedTurns } from "../jobs/reclaim.js";
-import { HandOff, runTurn } from "../conversation/run-turn.js";
-import type { InferenceEngine } from "./engine.js";
-import type { Recall } from "../memory/recall.js";
-import type { Memory } from "../memory/memory.js";
-import type { MoodKeeper } from "../mood/mood-keeper.js";
-import { DreamTimeUp, runDream } from "../dreams/dream.js";
-import { closeAbandonedEntries } from "../db/sql/dreams.js";
-import { doNotDisturbUntil, outrankedBy, putBack, WakeWatch } from "../dreams/wake-watch.js";
-import type { ServerTools } from "../memory/memory-tools.js";
+import type { Logger } from "../src/log.js";
+import type { Pool } from "../src/db/pool.js";
+import { heartbeat, markWorkerStopped, registerWorker } from "../src/db/sql/workers.js";
+import { Channel, type SignalBus } from "../src/jobs/bus.js";
+import { Doorbell } from "../src/jobs/doorbell.js";
+import { INFERENCE_QUEUE, InferenceJobSchema, Priority, type ReverieJob } from "../src/jobs/queue.js";
+import { reclaimOrphanedTurns } from "../src/jobs/reclaim.js";
+import { HandOff, runTurn } from "../src/conversation/run-turn.js";
+import type { InferenceEngine } from "../src/inference/engine.js";
+import type { Recall } from "../src/memory/recall.js";
+import type { Memory } from "../src/memory/memory.js";
+import type { MoodKeeper } from "../src/mood/mood-keeper.js";
+import { DreamTimeUp, runDream } from "../src/dreams/dream.js";
+import { doNotDisturbUntil } from "../src/db/sql/dream-settings.js";
+import { closeAbandonedEntries, putBack, waitingAbove } from "../src/db/sql/pgboss-jobs.js";
+import { WakeWatch } from "../src/dreams/wake-watch.js";
+import type { ServerTools } from "../src/memory/memory-tools.js";
 
 export interface InferenceWorkerDeps {
   pool: Pool;
@@ -143,8 +144,8 @@ export class InferenceWorker {
     try {
       const dndUntil = await doNotDisturbUntil(this.deps.pool);
       watch.holdUntil(dndUntil);
-      if (!dndUntil && (controller.signal.aborted || (await outrankedBy(this.deps.pool, priority)))) {
-        await putBack(this.deps.pool, jobId);
+      if (!dndUntil && (controller.signal.aborted || (await waitingAbove(this.deps.pool, INFERENCE_QUEUE, priority)))) {
+        await putBack(this.deps.pool, INFERENCE_QUEUE, jobId);
         this.doorbell.ring();
         return;
       }

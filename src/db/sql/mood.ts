@@ -1,38 +1,40 @@
+// The mood's history: one row of emotion_log per change (the table keeps the name users' SQL
+// already reads; the code says mood throughout).
 import type { Queryable } from "../pool.js";
 
-export type EmotionCause = "turn" | "dream" | "api" | "decay";
+export type MoodCause = "turn" | "dream" | "api" | "decay";
 
-export interface EmotionRow {
+export interface MoodRow {
   id: number;
   at: Date;
   valence: number;
   arousal: number;
-  cause: EmotionCause;
+  cause: MoodCause;
   source_id: string | null;
   stimulus_valence: number | null;
   stimulus_arousal: number | null;
 }
 
-export async function latestEmotion(db: Queryable): Promise<EmotionRow | undefined> {
-  const res = await db.query<EmotionRow>(`select * from emotion_log order by at desc, id desc limit 1`);
+export async function latestMood(db: Queryable): Promise<MoodRow | undefined> {
+  const res = await db.query<MoodRow>(`select * from emotion_log order by at desc, id desc limit 1`);
   return res.rows[0];
 }
 
-export async function recentEmotions(db: Queryable, limit: number): Promise<EmotionRow[]> {
-  const res = await db.query<EmotionRow>(`select * from emotion_log order by at desc, id desc limit $1`, [limit]);
+export async function moodHistory(db: Queryable, limit: number): Promise<MoodRow[]> {
+  const res = await db.query<MoodRow>(`select * from emotion_log order by at desc, id desc limit $1`, [limit]);
   return res.rows;
 }
 
-export interface NewEmotion {
+export interface NewMood {
   valence: number;
   arousal: number;
-  cause: EmotionCause;
+  cause: MoodCause;
   sourceId: string | null;
   stimulus: { valence: number; arousal: number } | null;
 }
 
-export async function insertEmotion(db: Queryable, e: NewEmotion): Promise<EmotionRow> {
-  const res = await db.query<EmotionRow>(
+export async function insertMood(db: Queryable, e: NewMood): Promise<MoodRow> {
+  const res = await db.query<MoodRow>(
     `insert into emotion_log (valence, arousal, cause, source_id, stimulus_valence, stimulus_arousal)
      values ($1, $2, $3, $4, $5, $6) returning *`,
     [e.valence, e.arousal, e.cause, e.sourceId, e.stimulus?.valence ?? null, e.stimulus?.arousal ?? null],
@@ -41,7 +43,7 @@ export async function insertEmotion(db: Queryable, e: NewEmotion): Promise<Emoti
 }
 
 /** Whether an event already moved the mood (memory jobs are retried). */
-export async function emotionFromSource(db: Queryable, cause: EmotionCause, sourceId: string): Promise<boolean> {
+export async function moodFromSource(db: Queryable, cause: MoodCause, sourceId: string): Promise<boolean> {
   const res = await db.query(`select 1 from emotion_log where cause = $1 and source_id = $2 limit 1`, [cause, sourceId]);
   return (res.rowCount ?? 0) > 0;
 }

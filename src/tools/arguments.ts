@@ -2,7 +2,7 @@
 // guarantees JSON of the right shape, not what it cannot express (numeric bounds, patterns,
 // formats, a null the grammar allowed for an optional property).
 import { Ajv, type ValidateFunction } from "ajv";
-import type { GeneratedToolCall, ToolSpec } from "./engine.js";
+import type { GeneratedToolCall, ToolSpec } from "./types.js";
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const compiled = new Map<string, ValidateFunction | string>();

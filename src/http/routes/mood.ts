@@ -1,17 +1,18 @@
-// The mood: its current state (decayed to now) and its recent history.
-import { Hono } from "hono";
-import type { HttpDeps } from "../deps.js";
-import { fromZodError } from "../errors.js";
-import { EmotionQuerySchema } from "../schemas/memory.js";
+// The mood: its current state (decayed to now) and its recent history. GET /v1/mood, and
+// /v1/emotion, its first name, which clients already use.
+import { type Context, Hono } from "hono";
+import type { WebServices } from "../../web-services.js";
+import { fromZodError } from "../../errors.js";
+import { MoodQuerySchema } from "../schemas/memory.js";
 
-export function emotionRoutes(deps: HttpDeps): Hono {
+export function moodRoutes(deps: WebServices): Hono {
   const app = new Hono();
-  app.get("/v1/emotion", async (c) => {
-    const parsed = EmotionQuerySchema.safeParse(c.req.query());
+  const handler = async (c: Context) => {
+    const parsed = MoodQuerySchema.safeParse(c.req.query());
     if (!parsed.success) throw fromZodError(parsed.error);
     const [current, history] = await Promise.all([deps.mood.current(), deps.mood.history(parsed.data.limit)]);
     return c.json({
-      object: "emotion",
+      object: c.req.path === "/v1/emotion" ? "emotion" : "mood",
       valence: current.valence,
       arousal: current.arousal,
       updated_at: current.updatedAt,
@@ -26,6 +27,8 @@ export function emotionRoutes(deps: HttpDeps): Hono {
         stimulus: h.stimulus_valence === null ? null : { valence: h.stimulus_valence, arousal: h.stimulus_arousal },
       })),
     });
-  });
+  };
+  app.get("/v1/mood", handler);
+  app.get("/v1/emotion", handler);
   return app;
 }

@@ -1,0 +1,80 @@
+// Every statement that reads or writes pg-boss's own tables, so that a pg-boss upgrade (its
+// schema is not an API) touches this file alone. Queue names come from jobs/queue.ts.
+import type { Queryable } from "../pool.js";
+
+/** Jobs waiting (created or retrying) and running, by state. */
+export async function queueCounts(db: Queryable, queue: string): Promise<{ queued: number; active: number }> {
+  const res = await db.query<{ state: string; n: number }>(
+    "select state::text, count(*)::int as n from pgboss.job where name = $1 and state in ('created', 'retry', 'active') group by state",
+    [queue],
+  );
+  const n = (s: string) => res.rows.find((r) => r.state === s)?.n ?? 0;
+  return { queued: n("created") + n("retry"), active: n("active") };
+}
+
+/** Whether anything is waiting or running on `queue` (the dream scheduler starts nothing then). */
+export async function queueBusy(db: Queryable, queue: string): Promise<boolean> {
+  const res = await db.query<{ busy: boolean }>("select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active')) as busy", [queue]);
+  return res.rows[0]?.busy ?? false;
+}
+
+/** Whether a job that outranks `priority` waits (checked as a reverie starts: no dream while a chat waits). */
+export async function waitingAbove(db: Queryable, queue: string, priority: number): Promise<boolean> {
+  const res = await db.query<{ waiting: boolean }>(
+    "select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry') and start_after < now() and priority > $2) as waiting",
+    [queue, priority],
+  );
+  return res.rows[0]?.waiting ?? false;
+}
+
+/** Returns a fetched job to the queue untouched, to run after what outranks it. */
+export async function putBack(db: Queryable, queue: string, jobId: string): Promise<void> {
+  await db.query("update pgboss.job set state = 'created', started_on = null where name = $1 and id = $2 and state = 'active'", [queue, jobId]);
+}
+
+export interface ReverieJobRow {
+  id: string;
+  name: string;
+  state: string;
+  data: Record<string, unknown>;
+  created_on: Date;
+  started_on: Date | null;
+  completed_on: Date | null;
+  output: unknown;
+}
+
+/** A dream, reflection or consolidation job as pg-boss holds it (queued through the API or the schedule). */
+export async function reverieJob(db: Queryable, id: string, queues: readonly string[]): Promise<ReverieJobRow | undefined> {
+  const res = await db.query<ReverieJobRow>(
+    `select id, name, state::text as state, data, created_on, started_on, completed_on, output from pgboss.job where id = $1 and name = any($2::text[])`,
+    [id, queues],
+  );
+  return res.rows[0];
+}
+
+/** Whether a reverie is queued, running or being written. */
+export async function reverieUnderway(db: Queryable, queue: string): Promise<boolean> {
+  const res = await db.query<{ yes: boolean }>(
+    `select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active') and data->>'kind' in ('dream', 'reflect', 'idle'))
+       or exists (select 1 from dream_journal where status = 'dreaming' and kind <> 'consolidate') as yes`,
+    [queue],
+  );
+  return res.rows[0]?.yes ?? false;
+}
+
+/**
+ * Closes journal entries left open by a worker that died (stopped, or its heartbeat older than
+ * `staleMs`) or, for consolidation, whose job is no longer running. Returns their job ids.
+ */
+export async function closeAbandonedEntries(db: Queryable, staleMs: number): Promise<{ id: string; job_id: string | null }[]> {
+  const res = await db.query<{ id: string; job_id: string | null }>(
+    `update dream_journal j set status = 'failed', error = 'the worker stopped during it', ended_at = now()
+     where j.status = 'dreaming' and (
+       (j.worker_id is not null and exists (select 1 from inference_workers w where w.id = j.worker_id
+          and (w.stopped_at is not null or w.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000))))
+       or (j.worker_id is null and not exists (select 1 from pgboss.job b where b.id = j.job_id and b.state = 'active')))
+     returning j.id, j.job_id`,
+    [staleMs],
+  );
+  return res.rows;
+}

@@ -1,0 +1,20 @@
+// Statements about the database server itself rather than a table: is it there, and its
+// LISTEN/NOTIFY signals (jobs/bus.ts carries them between processes).
+import type { Queryable } from "../pool.js";
+
+/** A round trip that touches no table: the server answers. */
+export async function ping(db: Queryable): Promise<void> {
+  await db.query("select 1");
+}
+
+/** Channel names are Psyche's own constants (jobs/bus.ts), never user text: LISTEN takes no parameters. */
+const CHANNEL = /^[a-z_]+$/;
+
+export async function listen(db: Queryable, channel: string): Promise<void> {
+  if (!CHANNEL.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  await db.query(`listen ${channel}`);
+}
+
+export async function notify(db: Queryable, channel: string, payload: string): Promise<void> {
+  await db.query("select pg_notify($1, $2)", [channel, payload]);
+}
