@@ -3,39 +3,10 @@
 // stems or word order land near each other (cosine similarity), and unrelated texts do not.
 // It knows no synonyms: a real embedding model (--embedding-model) does better on meaning.
 
+import { STOPWORDS, stem, words } from "./analyzer.js";
+
 export const LEXICAL_DIMENSIONS = 256;
 export const LEXICAL_EMBEDDER_ID = `psyche-lexical-${LEXICAL_DIMENSIONS}`;
-
-// Function words carry little topic; leaving them out keeps "the" from making texts similar.
-const STOPWORDS = new Set(
-  (
-    "a an and are as at be been but by can could did do does for from had has have he her him his how i if in into is it its " +
-    "me my of on or our she so than that the their them then there these they this to too us was we were what when where " +
-    "which who why will with would you your"
-  ).split(" "),
-);
-
-/** Lower-cased words with diacritics removed; apostrophes kept inside words. */
-export function words(text: string): string[] {
-  return text
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase()
-    .match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu) ?? [];
-}
-
-/** A light English suffix stripper: enough for "dreams"/"dreaming"/"dreamed" to meet. */
-export function stem(word: string): string {
-  let w = word.replace(/'s$/, "");
-  if (w.length > 5 && w.endsWith("ies")) return `${w.slice(0, -3)}y`;
-  for (const suffix of ["ingly", "edly", "ing", "ed", "ly", "es", "s"]) {
-    if (w.length - suffix.length >= 3 && w.endsWith(suffix)) {
-      w = w.slice(0, -suffix.length);
-      break;
-    }
-  }
-  return w;
-}
 
 /** 32-bit FNV-1a, with a seed so one string gives independent hashes. */
 function fnv1a(text: string, seed: number): number {
@@ -57,9 +28,11 @@ function add(vector: Float64Array, feature: string, weight: number): void {
 export function lexicalEmbedding(text: string, dimensions = LEXICAL_DIMENSIONS): number[] {
   const counts = new Map<string, number>();
   const bump = (feature: string, weight: number) => counts.set(feature, (counts.get(feature) ?? 0) + weight);
-  const content = words(text)
-    .filter((w) => !STOPWORDS.has(w))
-    .map(stem);
+  const all = words(text);
+  const kept = all.filter((w) => !STOPWORDS.has(w)).map(stem);
+  // A text of stopwords alone ("yes, that is it") or of no words ("!!") still gets a direction
+  // of its own: a zero vector has no cosine, and pgvector would answer NaN for it.
+  const content = kept.length ? kept : all.length ? all : [text.trim() || "<empty>"];
   content.forEach((w, i) => {
     bump(`w:${w}`, 1);
     if (i > 0) bump(`b:${content[i - 1]}_${w}`, 0.5);

@@ -1,12 +1,16 @@
 import t from "tap";
-import { cosine, LEXICAL_DIMENSIONS, lexicalEmbedding, stem, words } from "../../src/memory/lexical-embedding.js";
+import { stem, words } from "../../src/memory/analyzer.js";
+import { cosine, LEXICAL_DIMENSIONS, lexicalEmbedding } from "../../src/memory/lexical-embedding.js";
 
 t.test("unit length, fixed size, deterministic", async (t) => {
   const v = lexicalEmbedding("Psyche dreams of electric sheep");
   t.equal(v.length, LEXICAL_DIMENSIONS);
   t.ok(Math.abs(Math.hypot(...v) - 1) < 1e-9);
   t.same(lexicalEmbedding("Psyche dreams of electric sheep"), v);
-  t.same(lexicalEmbedding("the of and"), new Array(LEXICAL_DIMENSIONS).fill(0), "only stopwords: no features");
+  for (const text of ["the of and", "?!", ""]) {
+    t.ok(Math.abs(Math.hypot(...lexicalEmbedding(text)) - 1) < 1e-9, `${JSON.stringify(text)}: still a unit vector (a zero one has no cosine)`);
+  }
+  t.ok(cosine(lexicalEmbedding("yes, that is it"), lexicalEmbedding("The compiler rejects generic type parameters")) < 0.2, "stopwords alone are near nothing else");
 });
 
 t.test("similar wording is near, unrelated wording is far", async (t) => {

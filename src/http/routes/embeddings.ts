@@ -1,6 +1,6 @@
 // POST /v1/embeddings in OpenAI's shape, with the configured embedder.
 import { Hono } from "hono";
-import { words } from "../../memory/lexical-embedding.js";
+import { words } from "../../memory/analyzer.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
