@@ -40,7 +40,7 @@ export async function benchMcp(base: Config, log: Logger, memories: number, call
       client.postMessage({ query, maxTokens });
     });
   try {
-    await load(psyche.db.pool, psyche.mem.embedder, memories, 11);
+    await load(psyche.db.pool, psyche.mem.embedder, psyche.mem.memory, memories, 11);
     const r = random(5);
     for (let i = 0; i < 5; i++) {
       await psyche.mem.memory.remember({ kind: "insight", content: `Insight: ${syntheticMemory(r)}`, importance: 0.8, sourceKind: "dream" });

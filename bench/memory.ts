@@ -6,6 +6,7 @@ import type { Config } from "../src/config.js";
 import { loadConfig } from "../src/config.js";
 import type { Pool } from "../src/db/pool.js";
 import { toVector } from "../src/db/sql/memories.js";
+import { tidyTextIndex } from "../src/db/sql/memory-terms.js";
 import type { EmbedSpec } from "../src/memory/embed-task.js";
 import { type Embedder, ThreadEmbedder } from "../src/memory/embedder.js";
 import { Memory } from "../src/memory/memory.js";
@@ -19,8 +20,11 @@ export const percentile = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
 };
 
-/** Bulk-loads `n` synthetic memories (ages spread over a year) through the embedder's threads. */
-export async function load(pool: Pool, embedder: Embedder, n: number, seed: number): Promise<void> {
+/**
+ * Bulk-loads `n` synthetic memories (ages spread over a year) through the embedder's threads,
+ * then puts them in the full-text index as a server does with memories it finds unindexed.
+ */
+export async function load(pool: Pool, embedder: Embedder, memory: Memory, n: number, seed: number): Promise<void> {
   const r = random(seed);
   for (let done = 0; done < n; done += 1000) {
     const texts = Array.from({ length: Math.min(1000, n - done) }, () => syntheticMemory(r));
@@ -32,6 +36,7 @@ export async function load(pool: Pool, embedder: Embedder, n: number, seed: numb
       [texts, texts.map(() => Math.round(r() * 100) / 100), vectors.map(toVector), embedder.id, texts.map(() => r() * 365 * 86400)],
     );
   }
+  await memory.indexPending(2000);
 }
 
 export interface SearchResult {
@@ -53,8 +58,9 @@ export async function benchSearch(base: Config, log: Logger, sizes: number[], qu
     let loaded = 0;
     for (const size of sizes) {
       const t0 = performance.now();
-      await load(psyche.db.pool, psyche.mem.embedder, size - loaded, size);
+      await load(psyche.db.pool, psyche.mem.embedder, psyche.mem.memory, size - loaded, size);
       await psyche.db.pool.query("analyze memories");
+      await tidyTextIndex(psyche.db.pool);
       const loadSeconds = (performance.now() - t0) / 1000;
       loaded = size;
       process.stderr.write(`  ${size} memories loaded in ${loadSeconds.toFixed(1)} s\n`);
@@ -97,7 +103,7 @@ export async function benchStore(base: Config, log: Logger, spec: EmbedSpec, thr
     for (const threads of threadCounts) {
       const embedder = await ThreadEmbedder.start(spec, threads);
       try {
-        const memory = new Memory({ pool: psyche.db.pool, embedder, scorer, settings: { rank: { weights: { relevance: 1, recency: 0.3, importance: 0.3 }, recencyHalfLifeHours: 24, rrfK: 60 }, minSimilarity: 0.1, duplicateSimilarity: 0.95 } });
+        const memory = new Memory({ pool: psyche.db.pool, embedder, scorer, settings: { rank: { weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 }, recencyHalfLifeHours: 24, minSimilarity: 0.1 }, duplicateSimilarity: 0.95 } });
         const r = random(1000 + threads);
         const texts = Array.from({ length: n }, () => syntheticMemory(r));
         await Promise.all(texts.slice(0, 8).map((content) => memory.remember({ kind: "episodic", content: `warm-up ${content}`, sourceKind: "api" })));

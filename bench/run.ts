@@ -12,6 +12,8 @@ import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 import { benchWake } from "./wake.js";
 import { benchMcp, type McpBenchResult } from "./mcp.js";
+import { realmemDir } from "./realmem.js";
+import { benchRetrieval, type Recall, type RetrievalResult } from "./retrieval.js";
 
 const root = packageRoot();
 const dataDir = join(root, ".psyche", "bench");
@@ -20,17 +22,18 @@ const runs = Number(process.env.BENCH_RUNS ?? 15);
 const maxTokens = Number(process.env.BENCH_TOKENS ?? 64);
 const ttftRuns = Number(process.env.BENCH_TTFT_RUNS ?? 150);
 
+// BENCH_ONLY=stream, memory, wake, mcp or retrieval runs one part, keeping the others' last results;
+// BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
+const only = process.env.BENCH_ONLY;
+
 mkdirSync(join(root, ".psyche", "models"), { recursive: true });
-if (!existsSync(modelPath)) {
+if (!existsSync(modelPath) && (!only || ["stream", "wake", "memory"].includes(only))) {
   const t = Date.now();
   process.stderr.write(`writing the bench model (${BENCH_SHAPE.name}) to ${modelPath}...\n`);
   writeRandomModel(modelPath, BENCH_SHAPE);
   process.stderr.write(`  done in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
 }
 
-// BENCH_ONLY=stream, memory, wake or mcp runs one part, keeping the others' last results;
-// BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
-const only = process.env.BENCH_ONLY;
 const previous = existsSync(join(root, "bench", "results", "latest.json")) ? JSON.parse(readFileSync(join(root, "bench", "results", "latest.json"), "utf8")) : {};
 const log = createLogger("warn");
 const cores = availableParallelism();
@@ -38,7 +41,7 @@ const cores = availableParallelism();
 const streamFlags = { dataDir, port: 0, dbPort: 0, logLevel: "warn", quiet: true, embeddingModel: "builtin", embeddingThreads: 1, recallPromptTokens: 0, memoryTools: false };
 
 let measured = previous.measured ?? [];
-const part = (name: "stream" | "memory" | "wake" | "mcp") => !only || only === name;
+const part = (name: "stream" | "memory" | "wake" | "mcp" | "retrieval") => !only || only === name;
 if (part("stream")) {
   measured = [];
   // On a small machine the model's threads and the server's one JS thread compete: measure
@@ -94,11 +97,23 @@ if (part("mcp")) {
   mcp = { date: new Date().toISOString(), ...(await benchMcp(base, log, memories, calls)) };
 }
 
+let retrieval: RetrievalResult | undefined = previous.retrieval;
+if (part("retrieval")) {
+  const dir = realmemDir(root);
+  if (!dir) process.stderr.write("retrieval: no ../shared/datasets/realmem beside the project; skipped\n");
+  else {
+    const base = loadConfig({ ...streamFlags, model: "tiny", threads: 1, embeddingThreads: cores }, {});
+    const personas = Number(process.env.BENCH_RETRIEVAL_PERSONAS ?? Infinity);
+    process.stderr.write(`retrieval: RealMem, ${Number.isFinite(personas) ? personas : "all"} personas\n`);
+    retrieval = await benchRetrieval(base, log, dir, join(root, "bench", "results"), personas);
+  }
+}
+
 const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const keepStream = !part("stream");
 const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
 const meta = keepStream && previous.runs ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns } : { runs, maxTokens, ttftRuns };
-const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp };
+const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp, retrieval };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
@@ -116,7 +131,7 @@ if (memory) {
   };
   memoryTable.push(
     "",
-    `Memory, measured ${String(memory.date).slice(0, 10)} on the same machine: \`Memory.search\` end to end (embed the query in a thread, pgvector HNSW kNN and full-text candidates, rank, mark accessed), k = 10, synthetic memories spread over a year; \`Memory.remember\` end to end (embed, novelty, significance and affect in threads, duplicate check, insert), 8 at a time.`,
+    `Memory, measured ${String(memory.date).slice(0, 10)} on the same machine: \`Memory.search\` end to end (embed the query in a thread, BM25 full-text and pgvector HNSW kNN candidates, rank, mark accessed), k = 10, synthetic memories spread over a year; \`Memory.remember\` end to end (embed, novelty, significance and affect in threads, duplicate check, insert, full-text index), 8 at a time.`,
     "",
     "| measure | memories | threads | result | target | met |",
     "| --- | --- | --- | --- | --- | --- |",
@@ -160,6 +175,22 @@ if (mcp) {
     `| assemble_context in process | ${f1(mcp.inProcessMs.p50)} / ${f1(mcp.inProcessMs.p95)} | | |`,
   );
 }
+const retrievalTable: string[] = [];
+if (retrieval) {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const ratio = (p: number, b: number) => (b > 0 ? `${(p / b).toFixed(2)}x` : "-");
+  const row = (name: string, n: number, p: Recall, b: Recall) =>
+    `| ${name} | ${n} | ${pct(p.turn5)} / ${pct(b.turn5)} | ${pct(p.turn10)} / ${pct(b.turn10)} | ${ratio(p.turn10, b.turn10)} | ${pct(p.session5)} / ${pct(b.session5)} | ${pct(p.session10)} / ${pct(b.session10)} |`;
+  retrievalTable.push(
+    "",
+    `Retrieval, measured ${retrieval.date.slice(0, 10)} on RealMem (${retrieval.personas} personas, ${retrieval.turnsStored} dialogue turns stored through \`Memory.remember\` in session order, each with its session as its conversation; ${retrieval.queries} queries, each answered from what came before it by \`Memory.search\`, k = 10, the built-in embedder). Evidence recall: the share of a query's evidence turns (sessions) in the top k, averaged over queries (${retrieval.queriesWithTurnEvidence} have evidence turns found in the dialogue). BM25: k1 1.2, b 0.75, each turn on its own, the same terms, in the same run. Per-query results: \`bench/results/retrieval-queries.jsonl\`. Search p50 / p95: ${f1(retrieval.searchMs.p50)} / ${f1(retrieval.searchMs.p95)} ms.`,
+    "",
+    "| category | queries | turn recall@5, Psyche / BM25 | turn recall@10, Psyche / BM25 | @10 ratio (target >= 1.3x overall) | session recall@5 | session recall@10 |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    row("all", retrieval.queries, retrieval.psyche, retrieval.bm25),
+    ...Object.entries(retrieval.byCategory).map(([c, v]) => row(c, v.psyche.queries, v.psyche, v.bm25)),
+  );
+}
 const table = [
   `Measured ${results.date.slice(0, 10)} on ${machine}; random-weight models, raw and HTTP alternating, the client in its own thread. Decode rates: medians of ${meta.runs} runs of ${meta.maxTokens} tokens per bench-model row (${3 * meta.runs} for the tiny model). Time to first token: ${meta.ttftRuns} pairs of one-token replies per row; the result is the median of paired differences (each HTTP run minus the raw run just before it), with their interquartile range.`,
   "",
@@ -169,6 +200,7 @@ const table = [
   ...memoryTable,
   ...wakeTable,
   ...mcpTable,
+  ...retrievalTable,
 ].join("\n");
 writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);
 

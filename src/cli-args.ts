@@ -24,6 +24,8 @@ Commands:
   mcp         MCP over stdio, bridged to a running server's /mcp (--server-url)
   model tiny|bench --out <file>
               write a random-weight GGUF model (tiny: for tests; bench: ~0.5B-shaped)
+  model pull <hf: URI or URL>
+              download a model into the data directory ahead of start-up (a progress bar, no time limit)
 
 Flags (each also an environment variable):
 ${Object.entries(ENV_NAMES)

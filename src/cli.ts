@@ -4,7 +4,9 @@ import { resolve } from "node:path";
 import { loadConfig, type Config } from "./config.js";
 import { UserError } from "./errors.js";
 import { parseCli, UsageError, USAGE, type ParsedArgs } from "./cli-args.js";
+import { downloadModel, downloadSource, localModelCopy } from "./inference/load-model.js";
 import { BENCH_SHAPE, TINY_SHAPE, writeRandomModel } from "./inference/random-model.js";
+import { DEFAULT_EMBEDDING_MODEL } from "./memory/create-embedder.js";
 import { createLogger, type Logger } from "./log.js";
 import { serve } from "./processes/serve.js";
 import { runDatabase, runMigrate, runWeb } from "./processes/separate.js";
@@ -76,7 +78,22 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
     }
     case "model": {
       const kind = args.rest[0];
-      if (kind !== "tiny" && kind !== "bench") throw new UsageError("psyche model needs a kind: tiny or bench (e.g. psyche model tiny --out tiny.gguf)");
+      if (kind === "pull") {
+        const uri = args.rest[1];
+        if (!uri || !/^(hf:|https?:)/.test(uri)) throw new UsageError(`psyche model pull needs an hf: URI or a URL (e.g. psyche model pull ${DEFAULT_EMBEDDING_MODEL})`);
+        const local = await localModelCopy(uri, config.dataDir, config.hfEndpoint);
+        if (local) {
+          say(`already downloaded: ${local}`);
+          return;
+        }
+        // Asked for by the user: a progress bar and no time limit.
+        say(`downloading ${uri} from ${downloadSource(uri, config.hfEndpoint)} into ${resolve(config.dataDir, "models")}`);
+        say(`downloaded: ${await downloadModel(uri, config.dataDir, { endpoint: config.hfEndpoint, interactive: process.stderr.isTTY === true })}`);
+        return;
+      }
+      if (kind !== "tiny" && kind !== "bench") {
+        throw new UsageError("psyche model needs a kind: tiny or bench (e.g. psyche model tiny --out tiny.gguf), or pull <hf: URI>");
+      }
       if (!args.out) throw new UsageError(`psyche model ${kind} needs --out <file>`);
       const out = resolve(args.out);
       const started = Date.now();

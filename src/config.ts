@@ -73,13 +73,24 @@ export const ConfigSchema = z.object({
    * falling back to the built-in one if it cannot be had. Or `builtin`, a GGUF path, an `hf:` URI.
    */
   embeddingModel: z.string().min(1).default("auto"),
+  /** Where `hf:` models are downloaded from; default the HF_ENDPOINT variable, else the Hugging Face hub. */
+  hfEndpoint: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  /**
+   * Start-up never waits on the network longer than this: the default embedding model's download
+   * gives up after it (the built-in embedder stands in), a `--model` download when nothing
+   * arrives for it. `psyche model pull` fetches models ahead, with no limit.
+   */
+  downloadTimeoutSeconds: z.coerce.number().positive().max(3600).default(20),
   /** Embedding threads (piscina); default: the number of cores. */
   embeddingThreads: positiveInt.default(availableParallelism()),
-  /** Retrieval weights (Generative Agents' scheme), each applied to a score normalised to [0, 1]. */
-  recallWeightRelevance: weight.default(1),
-  recallWeightRecency: weight.default(0.3),
-  recallWeightImportance: weight.default(0.3),
-  /** Hours since a memory was last recalled at which its recency has halved. */
+  /** Retrieval (memory/ranking.ts): the vector similarity's share of relevance; the rest is BM25. */
+  recallWeightVector: unitInterval.default(0.2),
+  /** How much the best match of a memory's conversation lifts its relevance. */
+  recallWeightConversation: weight.default(0.5),
+  /** The most recency and importance can each add, as a fraction of relevance (tie-breakers). */
+  recallWeightRecency: weight.default(0.1),
+  recallWeightImportance: weight.default(0.1),
+  /** Hours after a memory was formed at which its recency has halved. */
   recallHalfLifeHours: z.coerce.number().positive().default(24),
   /** Vector neighbours less similar than this do not count as relevant. */
   recallMinSimilarity: z.coerce.number().min(-1).max(1).default(0.1),

@@ -59,7 +59,7 @@ t.test("a loaded config loads again unchanged (benchmarks and tests derive confi
 
 t.test("every setting's variable is derived from its key; --sequences is gone", async (t) => {
   t.equal(ENV_NAMES.dataDir, "PSYCHE_DATA_DIR");
-  t.equal(ENV_NAMES.recallWeightRelevance, "PSYCHE_RECALL_WEIGHT_RELEVANCE");
+  t.equal(ENV_NAMES.recallWeightConversation, "PSYCHE_RECALL_WEIGHT_CONVERSATION");
   t.equal(ENV_NAMES.databaseUrl, "DATABASE_URL", "the one every Postgres tool reads");
   t.same(Object.keys(ENV_NAMES).sort(), Object.keys(ConfigSchema.shape).sort(), "one variable per setting");
   t.notOk("sequences" in ENV_NAMES, "the engine uses exactly a chat and a dream sequence");

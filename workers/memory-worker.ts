@@ -11,6 +11,7 @@ import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
 import { MAINTENANCE_QUEUE, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
 import { lastConsolidation } from "../src/db/sql/consolidation.js";
+import { tidyTextIndex } from "../src/db/sql/memory-terms.js";
 import { consolidate } from "../src/memory/consolidate.js";
 import { type DreamSettings, readDreamSettings } from "../src/dreams/settings.js";
 import type { Logger } from "../src/log.js";
@@ -36,6 +37,9 @@ export interface MemoryWorkerDeps {
 /** pg-boss's cron puts a tick on the maintenance queue this often. */
 export const MAINTENANCE_CRON = "* * * * *";
 
+/** How often the maintenance tick vacuums and analyses the full-text index (db/sql/memory-terms.ts). */
+const TIDY_EVERY_MS = 60 * 60_000;
+
 export class MemoryWorker {
   private readonly doorbell = new Doorbell();
   private readonly maintenanceDoorbell = new Doorbell();
@@ -43,6 +47,7 @@ export class MemoryWorker {
   private loops: Promise<void>[] = [];
   private unsubscribe: (() => void) | undefined;
   private purgeTimer: NodeJS.Timeout | undefined;
+  private tidiedAt = 0;
 
   constructor(private readonly deps: MemoryWorkerDeps) {}
 
@@ -52,6 +57,12 @@ export class MemoryWorker {
       this.maintenanceDoorbell.ring();
     });
     await queueReembeddingIfNeeded({ ...this.deps, embedder: this.deps.memory.embedder });
+    // Memories from before the full-text index (migrations/000007_bm25.sql) join it once.
+    const indexed = await this.deps.memory.indexPending();
+    if (indexed) {
+      this.deps.log.info({ memories: indexed }, "added stored memories to the full-text index");
+      await tidyTextIndex(this.deps.pool);
+    }
     // Idempotent: pg-boss keeps one schedule per queue; the supervising process fires it.
     await this.deps.boss.schedule(MAINTENANCE_QUEUE, MAINTENANCE_CRON, { kind: "tick" }, { priority: 1, retryLimit: 0 });
     this.loops = [this.loop(MEMORY_QUEUE, this.doorbell, (job) => this.remember(job)), this.loop(MAINTENANCE_QUEUE, this.maintenanceDoorbell, (job) => this.maintain(job))];
@@ -100,6 +111,7 @@ export class MemoryWorker {
       content,
       sourceKind: "turn",
       sourceId: turnId,
+      conversationId: exchange.conversation_id,
       signal: this.stopping.signal,
     });
     if (!(await moodFromSource(this.deps.pool, "turn", turnId))) {
@@ -123,6 +135,12 @@ export class MemoryWorker {
       }
       case "tick": {
         await this.deps.mood.decay();
+        // Memories written behind Psyche's back (SQL, a restore) join the full-text index.
+        await this.deps.memory.indexPending();
+        if (Date.now() - this.tidiedAt > TIDY_EVERY_MS) {
+          this.tidiedAt = Date.now();
+          await tidyTextIndex(this.deps.pool);
+        }
         const { settings } = await readDreamSettings(this.deps.pool, this.deps.dreamDefaults);
         if (!settings.consolidation) return;
         const last = await lastConsolidation(this.deps.pool);

@@ -6,10 +6,16 @@ import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
 
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
-  config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> & { batchSize?: number | undefined },
+  config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> &
+    Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined },
   log: Logger,
 ): Promise<LlamaEngine> {
-  const path = await resolveModelPath(config.model, config.dataDir);
+  // A chat model can be gigabytes: no total limit, but a download that stalls is given up.
+  const path = await resolveModelPath(config.model, config.dataDir, {
+    endpoint: config.hfEndpoint,
+    limit: { kind: "stall", ms: (config.downloadTimeoutSeconds ?? 20) * 1000 },
+    log,
+  });
   const llama = await loadLlama(config.gpu, log);
   const model = await loadModelFile(llama, path);
   log.info({ model: path, threads: config.threads, contextSize: config.contextSize }, "model loaded");

@@ -22,27 +22,96 @@ export function ensureTinyModel(dataDir: string): string {
   return path;
 }
 
-/** Resolves `--model` to a local file path, downloading an `hf:` URI if needed. */
-export async function resolveModelPath(spec: string, dataDir: string, opts: { interactive?: boolean } = {}): Promise<string> {
+export interface DownloadOptions {
+  /** Show a progress bar (default: when stderr is a terminal). */
+  interactive?: boolean;
+  /** Where `hf:` URIs are fetched from (node-llama-cpp's default: the Hugging Face hub). */
+  endpoint?: string | undefined;
+  /**
+   * Give up when the download has not finished in this long (`total`), or when no bytes have
+   * come for this long (`stall`). Unset: wait as long as it takes.
+   */
+  limit?: { kind: "total" | "stall"; ms: number } | undefined;
+  log?: Logger | undefined;
+}
+
+const isRemote = (spec: string) => /^(hf:|https?:)/.test(spec);
+
+/** Where a remote model is fetched from, for messages. */
+export function downloadSource(spec: string, endpoint: string | undefined): string {
+  if (!spec.startsWith("hf:")) return new URL(spec).origin;
+  return endpoint ?? process.env.HF_ENDPOINT ?? process.env.MODEL_ENDPOINT ?? "https://huggingface.co";
+}
+
+/** A remote model already downloaded into the data directory; looks at no network. */
+export async function localModelCopy(spec: string, dataDir: string, endpoint?: string): Promise<string | undefined> {
+  if (!isRemote(spec)) return undefined;
+  try {
+    return await resolveModelFile(spec, { directory: join(dataDir, "models"), download: false, cli: false, ...(endpoint ? { endpoints: { huggingFace: endpoint } } : {}) });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Resolves `--model` to a local file path: a file, `tiny`, or a remote URI already downloaded
+ * into the data directory, else downloaded now, saying what and from where, within `limit`.
+ */
+export async function resolveModelPath(spec: string, dataDir: string, opts: DownloadOptions = {}): Promise<string> {
   if (spec === "tiny") return ensureTinyModel(dataDir);
-  if (/^(hf:|https?:)/.test(spec)) {
-    const directory = join(dataDir, "models");
-    mkdirSync(directory, { recursive: true });
-    try {
-      return await resolveModelFile(spec, { directory, cli: opts.interactive ?? process.stderr.isTTY === true });
-    } catch (err) {
-      throw new ModelError(
-        `could not download ${spec}: ${(err as Error).message}. If this machine is offline, pass --model with ` +
-          `a local .gguf file, or --model tiny to try Psyche with a small generated model`,
-        { cause: err },
-      );
-    }
+  if (isRemote(spec)) {
+    const local = await localModelCopy(spec, dataDir, opts.endpoint);
+    if (local) return local;
+    return downloadModel(spec, dataDir, opts);
   }
   const path = resolve(spec);
   if (!existsSync(path)) {
     throw new ModelError(`model file not found: ${path}. Pass --model with a .gguf file, an hf: URI, or tiny`);
   }
   return path;
+}
+
+/** Downloads a remote model into the data directory (`psyche model pull`, and start-up). */
+export async function downloadModel(spec: string, dataDir: string, opts: DownloadOptions = {}): Promise<string> {
+  const directory = join(dataDir, "models");
+  mkdirSync(directory, { recursive: true });
+  const from = downloadSource(spec, opts.endpoint);
+  const seconds = opts.limit ? Math.round(opts.limit.ms / 1000) : undefined;
+  opts.log?.info(
+    { model: spec, from, directory, ...(opts.limit ? { [opts.limit.kind === "total" ? "atMostSeconds" : "giveUpAfterSilentSeconds"]: seconds } : {}) },
+    `downloading ${spec} from ${from}`,
+  );
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    if (!opts.limit) return;
+    clearTimeout(timer);
+    const why = opts.limit.kind === "total" ? `it did not finish within ${seconds} s` : `nothing arrived for ${seconds} s`;
+    timer = setTimeout(() => controller.abort(new ModelError(why)), opts.limit.ms);
+  };
+  // node-llama-cpp does not stop a request that gets no answer on its signal alone: race it.
+  const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), { once: true }));
+  arm();
+  try {
+    return await Promise.race([
+      resolveModelFile(spec, {
+        directory,
+        cli: opts.interactive ?? process.stderr.isTTY === true,
+        signal: controller.signal,
+        ...(opts.endpoint ? { endpoints: { huggingFace: opts.endpoint } } : {}),
+        ...(opts.limit?.kind === "stall" ? { onProgress: arm } : {}),
+      }),
+      aborted,
+    ]);
+  } catch (err) {
+    throw new ModelError(
+      `could not download ${spec} from ${from}: ${(err as Error).message}. Fetch it ahead with \`psyche model pull ${spec}\`, ` +
+        `or pass a local .gguf file (or tiny, a small generated model, to try Psyche offline)`,
+      { cause: err },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function loadLlama(gpu: string, log: Logger): Promise<Llama> {

@@ -3,6 +3,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { WebServices } from "../web-services.js";
+import { ConversationIdSchema } from "../conversation/conversation-id.js";
 import { MAX_MEMORY_CHARS } from "../memory/memory.js";
 import { assembleContext } from "../memory/assemble-context.js";
 import { memoryJson } from "../memory/memory-json.js";
@@ -42,10 +43,11 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
         importance: z.number().min(0).max(1).optional(),
         kind: z.enum(["semantic", "episodic"]).default("semantic").describe("semantic: a fact; episodic: something that happened"),
         tags: z.array(z.string().trim().min(1).max(64)).max(32).default([]),
+        conversation_id: ConversationIdSchema.optional().describe("The conversation this came from, if any: its neighbours there lend it context in search"),
       },
     },
-    guarded("store_memory", deps.log, async (args, extra) => {
-      const { memory, reinforced } = await deps.memory.remember({ ...args, sourceKind: "api", signal: extra.signal });
+    guarded("store_memory", deps.log, async ({ conversation_id, ...args }, extra) => {
+      const { memory, reinforced } = await deps.memory.remember({ ...args, conversationId: conversation_id, sourceKind: "api", signal: extra.signal });
       return result(
         { ...memoryJson(memory), reinforced },
         reinforced ? `Reinforced memory ${memory.id}, which already held this.` : `Stored memory ${memory.id}.`,

@@ -1,4 +1,5 @@
-// Consolidation (maintenance priority, no model): near-duplicate memories are folded into one,
+// Consolidation (maintenance priority, no model): near-duplicate memories that say the same
+// thing (memory/same-thing.ts) are folded into one,
 // the survivor keeping the higher importance, the citations and a count of what it absorbed.
 // Each run is a journal entry of kind `consolidate`.
 import { randomUUID } from "node:crypto";
@@ -6,7 +7,9 @@ import { inTransaction, type Pool } from "../db/pool.js";
 import { foldMemory, lastConsolidation, nearDuplicates, survivorOf } from "../db/sql/consolidation.js";
 import { endDream, setDreamSeeds, startDream } from "../db/sql/dreams.js";
 import type { Logger } from "../log.js";
+import { getMemory } from "../db/sql/memories.js";
 import type { Memory } from "./memory.js";
+import { saySameThing } from "./same-thing.js";
 import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
 /** Memories looked at per run. */
 const PER_RUN = 2000;
@@ -42,12 +45,18 @@ export async function consolidate(
       if (touched.has(pair.id) || touched.has(pair.twin)) continue;
       const done = await inTransaction(deps.pool, async (client) => {
         await lockForTransaction(client, AdvisoryLock.memoryStore);
+        const [a, b] = await Promise.all([getMemory(client, pair.id), getMemory(client, pair.twin)]);
+        // Similar vectors are not enough: only memories that say the same thing become one.
+        if (!a || !b || !saySameThing(a, b)) return undefined;
         const which = await survivorOf(client, pair.id, pair.twin);
         if (!which) return undefined;
         return (await foldMemory(client, which.keep, which.gone)) ? which : undefined;
       });
-      touched.add(pair.id).add(pair.twin);
-      if (done) folded.push({ ...done, similarity: pair.similarity });
+      // A pair left apart (they say different things) leaves both free to fold with another.
+      if (done) {
+        touched.add(pair.id).add(pair.twin);
+        folded.push({ ...done, similarity: pair.similarity });
+      }
     }
   } catch (err) {
     await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });

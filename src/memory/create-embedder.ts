@@ -8,7 +8,7 @@ import { type Embedder, ThreadEmbedder } from "./embedder.js";
 /** A small English embedding model (bge-small-en-v1.5, 384 dimensions, ~36 MB), the `auto` choice. */
 export const DEFAULT_EMBEDDING_MODEL = "hf:ChristianAzinn/bge-small-en-v1.5-gguf/bge-small-en-v1.5.Q8_0.gguf";
 
-type EmbedderConfig = Pick<Config, "embeddingModel" | "embeddingThreads" | "model" | "dataDir">;
+type EmbedderConfig = Pick<Config, "embeddingModel" | "embeddingThreads" | "model" | "dataDir"> & Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">>;
 
 export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Promise<EmbedSpec> {
   const choice = config.embeddingModel;
@@ -16,18 +16,20 @@ export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Pro
   if (choice === "auto") {
     // Trying Psyche offline with the tiny model: no download for embeddings either.
     if (config.model === "tiny") return { kind: "lexical" };
+    // Start-up must not hang on a hub it cannot reach: a bounded try, then the built-in embedder.
     try {
-      return { kind: "gguf", path: await resolveModelPath(DEFAULT_EMBEDDING_MODEL, config.dataDir), name: DEFAULT_EMBEDDING_MODEL };
+      const limit = { kind: "total" as const, ms: (config.downloadTimeoutSeconds ?? 20) * 1000 };
+      return { kind: "gguf", path: await resolveModelPath(DEFAULT_EMBEDDING_MODEL, config.dataDir, { endpoint: config.hfEndpoint, limit, log, interactive: false }), name: DEFAULT_EMBEDDING_MODEL };
     } catch (err) {
       log.warn(
-        { err: (err as Error).message },
-        "the default embedding model cannot be had; using the built-in embedder (set --embedding-model to a .gguf file, or builtin)",
+        { reason: (err as Error).message },
+        `using the built-in embedder: the default embedding model could not be had (psyche model pull ${DEFAULT_EMBEDDING_MODEL} fetches it ahead; or set --embedding-model to a .gguf file, or builtin)`,
       );
       return { kind: "lexical" };
     }
   }
   try {
-    const path = await resolveModelPath(choice, config.dataDir);
+    const path = await resolveModelPath(choice, config.dataDir, { endpoint: config.hfEndpoint, limit: { kind: "stall", ms: (config.downloadTimeoutSeconds ?? 20) * 1000 }, log });
     return { kind: "gguf", path, name: choice === "tiny" ? "psyche-tiny" : path };
   } catch (err) {
     throw new ModelError(`--embedding-model: ${(err as Error).message.replace(/--model/g, "--embedding-model")}; or use builtin`, { cause: err });

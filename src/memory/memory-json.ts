@@ -13,6 +13,7 @@ export function memoryJson(m: MemoryRow) {
     valence: m.valence,
     arousal: m.arousal,
     source: { kind: m.source_kind, id: m.source_id },
+    conversation_id: m.conversation_id,
     citations: m.citations,
     embedder: m.embedder,
     created_at: m.created_at,

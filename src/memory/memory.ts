@@ -1,6 +1,6 @@
 // Long-term memory (README: "Memory and mood"): store with hygiene, retrieve by relevance, recency
 // and importance, forget for real. Built once per process and passed in.
-import { inTransaction, type Pool } from "../db/pool.js";
+import { inTransaction, type Pool, type Queryable } from "../db/pool.js";
 import {
   type Candidate,
   getMemory,
@@ -18,7 +18,11 @@ import {
   type VectorSpace,
 } from "../db/sql/memories.js";
 import type { Embedder } from "./embedder.js";
-import { type RankSettings, type Ranked, rankMemories, textQuery } from "./ranking.js";
+import { bm25Matches, latestInConversation, unindexedMemories } from "../db/sql/memory-terms.js";
+import { terms } from "./analyzer.js";
+import { type RankSettings, type Ranked, rankMemories } from "./ranking.js";
+import { type Foldable, saySameThing } from "./same-thing.js";
+import { BM25, indexMemories, indexMemory } from "./text-index.js";
 import type { Scorer } from "./scorer.js";
 import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
 
@@ -28,9 +32,14 @@ const NOT_RECALLED: readonly MemoryKind[] = ["dream"];
 /** The longest memory anyone may store (the HTTP API and MCP check it). */
 export const MAX_MEMORY_CHARS = 20_000;
 
+/** Full-text matches ranked beside the nearest vectors: enough for a conversation's other turns to lift its best. */
+const TEXT_CANDIDATES = 100;
+/** Matches read per query term: all of a rare term's, a very common term's densest. */
+const MATCHES_PER_TERM = 1000;
+
 export interface MemorySettings {
   rank: RankSettings;
-  minSimilarity: number;
+  /** A new memory at least this similar to a stored one that says the same thing reinforces it instead. */
   duplicateSimilarity: number;
 }
 
@@ -50,6 +59,8 @@ export interface RememberInput {
   importance?: number | undefined;
   sourceKind: MemorySourceKind;
   sourceId?: string | null;
+  /** The conversation it came from: its neighbours there lend it full-text context. */
+  conversationId?: string | null;
   citations?: string[];
   toolCalls?: number;
   signal?: AbortSignal | undefined;
@@ -84,11 +95,12 @@ export class Memory {
     return inTransaction(this.deps.pool, async (client) => {
       // Serialises the duplicate check with the insert, so two stores of one text make one row.
       await lockForTransaction(client, AdvisoryLock.memoryStore);
-      const [twin] = await nearestMemories(client, this.space, vector!, 1);
-      if (twin && twin.similarity >= this.deps.settings.duplicateSimilarity) {
+      const twin = await this.twinOf(client, vector!, { content: input.content, conversation_id: input.conversationId ?? null });
+      if (twin) {
         const memory = await reinforceMemory(client, twin.id, importance, tags);
         if (memory) return { memory, reinforced: true, scored };
       }
+      const neighbour = input.conversationId ? await latestInConversation(client, input.conversationId) : undefined;
       const memory = await insertMemory(client, {
         kind: input.kind,
         content: input.content,
@@ -101,10 +113,23 @@ export class Memory {
         embedder: this.deps.embedder.id,
         sourceKind: input.sourceKind,
         sourceId: input.sourceId ?? null,
+        conversationId: input.conversationId ?? null,
         citations: input.citations ?? [],
       });
+      await indexMemory(client, memory, neighbour);
       return { memory, reinforced: false, scored };
     });
+  }
+
+  /** A stored memory that says the same thing as `m` (memory/same-thing.ts), among its nearest. */
+  private async twinOf(db: Queryable, vector: readonly number[], m: Foldable): Promise<MemoryRow | undefined> {
+    // The same words in another conversation are as near as the twin: look past a few of them.
+    for (const near of await nearestMemories(db, this.space, vector, 5)) {
+      if (near.similarity < this.deps.settings.duplicateSimilarity) return undefined;
+      const stored = await getMemory(db, near.id);
+      if (stored && saySameThing(stored, m)) return stored;
+    }
+    return undefined;
   }
 
   /**
@@ -123,13 +148,13 @@ export class Memory {
    */
   async search(query: string, k: number, signal?: AbortSignal, exclude: readonly MemoryKind[] = []): Promise<Ranked<Candidate>[]> {
     const [vector] = await this.deps.embedder.embed([query], signal);
+    const text = await bm25Matches(this.deps.pool, [...new Set(terms(query))], { limit: TEXT_CANDIDATES, perTerm: MATCHES_PER_TERM, ...BM25 });
     const candidates = await memoryCandidates(this.deps.pool, this.space, {
       vector: vector!,
-      anyWords: textQuery(query),
+      text,
       // pgvector's HNSW search returns at most hnsw.ef_search (40 by default) rows.
       limit: Math.min(40, Math.max(20, k * 2)),
-      minSimilarity: this.deps.settings.minSimilarity,
-      textScan: 200,
+      minSimilarity: this.deps.settings.rank.minSimilarity,
     });
     const ranked = rankMemories(candidates, this.deps.settings.rank)
       .filter((r) => !exclude.includes(r.memory.kind))
@@ -149,6 +174,23 @@ export class Memory {
   /** Significant insights and dreams from the last `hours` (background for a chat). */
   recentInsights(minImportance: number, hours: number, limit: number, kinds?: readonly MemoryKind[]): Promise<MemoryRow[]> {
     return recentInsights(this.deps.pool, minImportance, hours, limit, kinds);
+  }
+
+  /**
+   * Puts memories stored before the full-text index existed into it, `batch` at a time (each
+   * on its own: their conversation neighbours are not known). Returns how many.
+   */
+  async indexPending(batch = 500): Promise<number> {
+    let done = 0;
+    for (;;) {
+      const pending = await unindexedMemories(this.deps.pool, batch);
+      if (pending.length === 0) return done;
+      await inTransaction(this.deps.pool, async (client) => {
+        await lockForTransaction(client, AdvisoryLock.memoryStore);
+        await indexMemories(client, pending);
+      });
+      done += pending.length;
+    }
   }
 
   get(id: string): Promise<MemoryRow | undefined> {

@@ -1,10 +1,18 @@
-// Ranking retrieved memories (Generative Agents' scheme): relevance, recency and importance,
-// each min-max normalised over the candidates, then weighted. Relevance fuses the vector and
-// full-text ranks by reciprocal rank fusion.
+// Ranking retrieved memories. Relevance leads: what the query says (BM25 over the full-text
+// index, with the memory's vector similarity as a smaller share), lifted by how well the rest
+// of its conversation matches. Recency (from when the memory was formed) and importance then
+// break ties: they scale relevance by a little, so a memory that matches nothing stays at
+// nothing however new or important it is. Weights are configurable (--recall-weight-*); the
+// defaults come from the RealMem evaluation (bench/retrieval.ts).
 
 export interface RankWeights {
-  relevance: number;
+  /** The vector similarity's share of relevance (the rest is the BM25 score). */
+  vector: number;
+  /** How much the best match of a memory's conversation adds to its relevance. */
+  conversation: number;
+  /** The most recency can add, as a fraction of relevance. */
   recency: number;
+  /** The most importance can add, as a fraction of relevance. */
   importance: number;
 }
 
@@ -12,65 +20,56 @@ export interface RankSettings {
   weights: RankWeights;
   /** Hours after which recency has fallen to half (hyperbolic: a long tail, not a cliff). */
   recencyHalfLifeHours: number;
-  /** RRF's k: larger flattens the difference between neighbouring ranks. */
-  rrfK: number;
+  /** Vector similarities below this say nothing about relevance. */
+  minSimilarity: number;
 }
 
 export interface Rankable {
-  vector_rank: number | null;
-  text_rank: number | null;
+  similarity: number | null;
+  text_score: number;
   importance: number;
-  last_accessed_at: Date;
+  conversation_id: string | null;
+  /** When the memory was formed: being recalled does not make it new. */
+  created_at: Date;
 }
 
 export interface Ranked<T> {
   memory: T;
   score: number;
+  /** In [0, 1], 1 for the most relevant candidate. */
   relevance: number;
   recency: number;
   importance: number;
-}
-
-export function reciprocalRankFusion(ranks: readonly (number | null)[], k: number): number {
-  return ranks.reduce<number>((sum, r) => (r === null ? sum : sum + 1 / (k + r)), 0);
 }
 
 /**
  * Hyperbolic decay, 1 / (1 + age / halfLife): forgetting in people follows a power law more
  * than an exponential, and a months-old memory keeps enough recency for relevance to decide.
  */
-export function recency(lastAccessed: Date, now: Date, halfLifeHours: number): number {
-  const hours = Math.max(0, now.getTime() - lastAccessed.getTime()) / 3_600_000;
+export function recency(formed: Date, now: Date, halfLifeHours: number): number {
+  const hours = Math.max(0, now.getTime() - formed.getTime()) / 3_600_000;
   return 1 / (1 + hours / halfLifeHours);
-}
-
-/** Scales to [0, 1]; when all values are equal they carry no preference (all 0). */
-function minMax(xs: readonly number[]): number[] {
-  const lo = Math.min(...xs);
-  const hi = Math.max(...xs);
-  return xs.map((x) => (hi - lo > 1e-12 ? (x - lo) / (hi - lo) : 0));
 }
 
 export function rankMemories<T extends Rankable>(candidates: readonly T[], settings: RankSettings, now = new Date()): Ranked<T>[] {
   if (candidates.length === 0) return [];
-  const rel = minMax(candidates.map((c) => reciprocalRankFusion([c.vector_rank, c.text_rank], settings.rrfK)));
-  const rec = minMax(candidates.map((c) => recency(c.last_accessed_at, now, settings.recencyHalfLifeHours)));
-  const imp = minMax(candidates.map((c) => c.importance));
   const w = settings.weights;
+  const maxText = Math.max(0, ...candidates.map((c) => c.text_score));
+  const own = candidates.map((c) => {
+    const text = maxText > 0 ? c.text_score / maxText : 0;
+    const vector = c.similarity !== null && c.similarity >= settings.minSimilarity ? c.similarity : 0;
+    return (1 - w.vector) * text + w.vector * vector;
+  });
+  const best = new Map<string, number>();
+  candidates.forEach((c, i) => c.conversation_id !== null && best.set(c.conversation_id, Math.max(best.get(c.conversation_id) ?? 0, own[i]!)));
+  // A memory outside any conversation is a conversation of its own: the same lift, from itself.
+  const relevance = candidates.map((c, i) => own[i]! + w.conversation * (c.conversation_id === null ? own[i]! : best.get(c.conversation_id)!));
+  const top = Math.max(...relevance);
   return candidates
-    .map((memory, i) => ({
-      memory,
-      relevance: rel[i]!,
-      recency: rec[i]!,
-      importance: imp[i]!,
-      score: w.relevance * rel[i]! + w.recency * rec[i]! + w.importance * imp[i]!,
-    }))
+    .map((memory, i) => {
+      const rec = recency(memory.created_at, now, settings.recencyHalfLifeHours);
+      const rel = top > 0 ? relevance[i]! / top : 0;
+      return { memory, relevance: rel, recency: rec, importance: memory.importance, score: rel * (1 + w.recency * rec + w.importance * memory.importance) };
+    })
     .sort((a, b) => b.score - a.score);
-}
-
-/** The full-text query for a message: any of its words (to_tsquery stems them, drops stopwords). */
-export function textQuery(text: string): string | null {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu)?.slice(0, 32) ?? [];
-  const unique = [...new Set(words)];
-  return unique.length ? unique.join(" | ") : null;
 }

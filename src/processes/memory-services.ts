@@ -34,11 +34,15 @@ export async function startMemoryServices(s: Shared, db: DatabaseHandles): Promi
     scorer,
     settings: {
       rank: {
-        weights: { relevance: config.recallWeightRelevance, recency: config.recallWeightRecency, importance: config.recallWeightImportance },
+        weights: {
+          vector: config.recallWeightVector,
+          conversation: config.recallWeightConversation,
+          recency: config.recallWeightRecency,
+          importance: config.recallWeightImportance,
+        },
         recencyHalfLifeHours: config.recallHalfLifeHours,
-        rrfK: 60,
+        minSimilarity: config.recallMinSimilarity,
       },
-      minSimilarity: config.recallMinSimilarity,
       duplicateSimilarity: config.duplicateSimilarity,
     },
   });

@@ -39,11 +39,13 @@ t.test("a restart with a GGUF embedding model re-embeds them all", async (t) => 
   t.match(job.rows[0], { name: "psyche-maintenance", priority: 10, state: "completed" });
 
   // A vector from another embedder (different size, even) is never compared: the search runs,
-  // and finds that memory by its words alone.
+  // and finds that memory by its words alone. Written behind Psyche's back, it joins the
+  // full-text index as the maintenance tick finds it.
   await psyche.db.pool.query(
     "insert into memories (kind, content, importance, embedding, embedder) values ('semantic', 'the violet box holds nothing', 0.5, $1, 'psyche-lexical-256')",
     [toVector(lexicalEmbedding("the violet box holds nothing"))],
   );
+  t.equal(await psyche.mem.memory.indexPending(), 1);
   const found = (await (await fetch(`${psyche.url}/v1/memories/search?q=violet%20box&k=50`)).json()) as any;
   const violet = found.data.find((m: any) => m.content === "the violet box holds nothing");
   t.ok(violet, "found by full text");

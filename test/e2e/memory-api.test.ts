@@ -70,6 +70,8 @@ t.test("bad input: OpenAI's error shape, nothing written", async (t) => {
     ["POST", "/v1/memories", { content: "x", kind: "dreamy" }, 400, "invalid_value"],
     ["POST", "/v1/memories", { content: "x", surprise: true }, 400, "invalid_value"],
     ["POST", "/v1/memories", { content: "x", citations: ["not-a-uuid"] }, 400, "invalid_value"],
+    ["POST", "/v1/memories", { content: "x", conversation_id: "no spaces or slashes/" }, 400, "invalid_value"],
+    ["POST", "/v1/memories", { content: "x", conversation_id: 42 }, 400, "invalid_value"],
     ["POST", "/v1/memories", { content: "x".repeat(60_000) }, 413, "request_too_large"],
     ["GET", "/v1/memories/search?q=", undefined, 400, "invalid_value"],
     ["GET", "/v1/memories/search?q=cello&k=0", undefined, 400, "invalid_value"],
@@ -91,6 +93,16 @@ t.test("bad input: OpenAI's error shape, nothing written", async (t) => {
     t.match(res.body.error, { message: String, type: String, code }, `${method} ${path} error shape`);
   }
   t.same(await counts(), before, "no memory, mood or job written by a rejected request");
+});
+
+t.test("memories of a conversation: stored with it, and a turn is found by its neighbour's words", async (t) => {
+  const first = await api("POST", "/v1/memories", { content: "Which paint suits a damp bathroom ceiling?", kind: "episodic", conversation_id: "chat-7" });
+  t.equal(first.status, 201);
+  t.equal(first.body.conversation_id, "chat-7");
+  const reply = await api("POST", "/v1/memories", { content: "Then the second one, thanks.", kind: "episodic", conversation_id: "chat-7" });
+  const found = await api("GET", `/v1/memories/search?q=${encodeURIComponent("bathroom paint")}&k=5`);
+  t.ok(found.body.data.some((m: any) => m.id === reply.body.id), "the short reply is found through its conversation");
+  t.equal(found.body.data[0].id, first.body.id, "the turn that says it comes first");
 });
 
 t.test("embeddings through the openai SDK", async (t) => {

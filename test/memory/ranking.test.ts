@@ -1,39 +1,61 @@
 import t from "tap";
-import { rankMemories, recency, reciprocalRankFusion, textQuery, type RankSettings } from "../../src/memory/ranking.js";
+import { rankMemories, recency, type RankSettings } from "../../src/memory/ranking.js";
 
-const settings: RankSettings = { weights: { relevance: 1, recency: 0.3, importance: 0.3 }, recencyHalfLifeHours: 24, rrfK: 60 };
+const settings: RankSettings = { weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 }, recencyHalfLifeHours: 24, minSimilarity: 0.1 };
 const now = new Date("2026-11-22T12:00:00Z");
 const hoursAgo = (h: number) => new Date(now.getTime() - h * 3_600_000);
+const memory = (id: string, o: Partial<{ text: number; similarity: number | null; importance: number; hours: number; conversation: string | null }> = {}) => ({
+  id,
+  text_score: o.text ?? 0,
+  similarity: o.similarity ?? null,
+  importance: o.importance ?? 0.4,
+  created_at: hoursAgo(o.hours ?? 1),
+  conversation_id: o.conversation ?? null,
+});
 
-t.test("reciprocal rank fusion and hyperbolic recency", async (t) => {
-  t.equal(reciprocalRankFusion([1, 1], 60), 2 / 61);
-  t.equal(reciprocalRankFusion([null, 3], 60), 1 / 63);
-  t.equal(reciprocalRankFusion([null, null], 60), 0);
+t.test("hyperbolic recency", async (t) => {
   t.equal(recency(now, now, 24), 1);
   t.equal(recency(hoursAgo(24), now, 24), 0.5);
   // Three months on, a hyperbolic curve keeps ~1%; an hourly 0.995 decay keeps 0.002%.
   t.ok(recency(hoursAgo(24 * 90), now, 24) > 0.01);
 });
 
-t.test("a relevant memory from months ago outranks irrelevant recent ones", async (t) => {
-  const old = { id: "old", vector_rank: 1, text_rank: 1, importance: 0.4, last_accessed_at: hoursAgo(24 * 120) };
-  const recent = [2, 3, 4, 5].map((r) => ({ id: `recent${r}`, vector_rank: r, text_rank: null, importance: 0.4, last_accessed_at: hoursAgo(r) }));
+t.test("relevance leads: recency and importance never lift an irrelevant memory over a relevant one", async (t) => {
+  const old = memory("old", { text: 4, similarity: 0.6, hours: 24 * 120, importance: 0.1 });
+  const recent = [1, 2, 3].map((h) => memory(`recent${h}`, { text: 0, similarity: 0.05, hours: h, importance: 1 }));
   const ranked = rankMemories([...recent, old], settings, now);
   t.equal(ranked[0]?.memory.id, "old");
   t.equal(ranked[0]?.relevance, 1);
-  t.equal(ranked[0]?.recency, 0);
+  t.ok(ranked.slice(1).every((r) => r.score === 0), "nothing relevant, nothing lifted");
+  const slightlyLess = memory("newer", { text: 3.9, similarity: 0.6, hours: 0, importance: 1 });
+  t.equal(rankMemories([old, slightlyLess], settings, now)[0]?.memory.id, "newer", "between nearly equal ones, recency and importance decide");
+  const clearlyLess = memory("newer", { text: 2, similarity: 0.3, hours: 0, importance: 1 });
+  t.equal(rankMemories([old, clearlyLess], settings, now)[0]?.memory.id, "old", "but they cannot overturn a clear difference");
 });
 
-t.test("between equally relevant memories, recency and importance decide", async (t) => {
-  const a = { id: "a", vector_rank: 1, text_rank: 2, importance: 0.5, last_accessed_at: hoursAgo(24 * 30) };
-  const b = { id: "b", vector_rank: 2, text_rank: 1, importance: 0.5, last_accessed_at: hoursAgo(1) };
-  t.same(rankMemories([a, b], settings, now).map((r) => r.memory.id), ["b", "a"]);
-  const c = { ...a, id: "c", last_accessed_at: hoursAgo(1), importance: 0.9 };
-  t.same(rankMemories([b, c], settings, now).map((r) => r.memory.id), ["c", "b"]);
+t.test("being recalled does not make a memory recent: recency counts from when it was formed", async (t) => {
+  const formedLongAgo = { ...memory("a", { text: 2, hours: 24 * 60 }), last_accessed_at: now };
+  const formedToday = memory("b", { text: 2, hours: 1 });
+  t.same(rankMemories([formedLongAgo, formedToday], settings, now).map((r) => r.memory.id), ["b", "a"]);
+});
+
+t.test("a conversation's best match lifts its other memories", async (t) => {
+  const best = memory("best", { text: 5, conversation: "c1" });
+  const sibling = memory("sibling", { text: 1, conversation: "c1" });
+  const stranger = memory("stranger", { text: 2, conversation: "c2" });
+  t.same(rankMemories([stranger, sibling, best], settings, now).map((r) => r.memory.id), ["best", "sibling", "stranger"]);
+  const off = { ...settings, weights: { ...settings.weights, conversation: 0 } };
+  t.same(rankMemories([stranger, sibling, best], off, now).map((r) => r.memory.id), ["best", "stranger", "sibling"], "weight 0: each on its own");
+  const alone = memory("alone", { text: 2 });
+  t.equal(rankMemories([alone, stranger], settings, now)[0]?.relevance, 1, "a memory outside any conversation is lifted by itself, like a conversation of one");
+});
+
+t.test("vector similarity is a share of relevance, below the minimum it is none", async (t) => {
+  const textOnly = memory("text", { text: 1, similarity: 0.05 });
+  const vectorOnly = memory("vector", { text: 0, similarity: 0.9 });
+  const ranked = rankMemories([textOnly, vectorOnly], settings, now);
+  t.same(ranked.map((r) => r.memory.id), ["text", "vector"], "the text score leads at the default 0.2");
+  const vectorLed = { ...settings, weights: { ...settings.weights, vector: 0.9 } };
+  t.equal(rankMemories([textOnly, vectorOnly], vectorLed, now)[0]?.memory.id, "vector");
   t.same(rankMemories([], settings, now), []);
-});
-
-t.test("the text query matches any word", async (t) => {
-  t.equal(textQuery("What's my sister's name?"), "what | s | my | sister | name");
-  t.equal(textQuery("?!"), null);
 });

@@ -2,7 +2,6 @@
 // literals: its partial HNSW index is chosen only when the planner sees them in the text.
 import pgvector from "pgvector";
 import type { Queryable } from "../pool.js";
-import { CUSTOM_PLAN } from "../prepared.js";
 
 export type MemoryKind = "episodic" | "semantic" | "dream" | "insight";
 export type MemorySourceKind = "api" | "conversation" | "turn" | "dream" | "tool";
@@ -19,6 +18,8 @@ export interface MemoryRow {
   embedder: string;
   source_kind: MemorySourceKind;
   source_id: string | null;
+  /** The conversation it came from, if any (its neighbours there lend it full-text context). */
+  conversation_id: string | null;
   citations: string[];
   created_at: Date;
   last_accessed_at: Date;
@@ -28,7 +29,7 @@ export interface MemoryRow {
 }
 
 const COLUMNS = `id, kind, content, summary, tags, importance, valence, arousal, embedder, source_kind, source_id,
-  citations, created_at, last_accessed_at, access_count, reinforcements, deleted_at`;
+  conversation_id, citations, created_at, last_accessed_at, access_count, reinforcements, deleted_at`;
 
 /** An embedder as SQL sees it. The id was checked by embedderId() to be plain. */
 export interface VectorSpace {
@@ -85,14 +86,15 @@ export interface NewMemory {
   embedder: string;
   sourceKind: MemorySourceKind;
   sourceId: string | null;
+  conversationId: string | null;
   citations: string[];
 }
 
 export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryRow> {
   const res = await db.query<MemoryRow>(
-    `insert into memories (kind, content, summary, tags, importance, valence, arousal, embedding, embedder, source_kind, source_id, citations)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) returning ${COLUMNS}`,
-    [m.kind, m.content, m.summary, m.tags, m.importance, m.valence, m.arousal, toVector(m.embedding), m.embedder, m.sourceKind, m.sourceId, m.citations],
+    `insert into memories (kind, content, summary, tags, importance, valence, arousal, embedding, embedder, source_kind, source_id, citations, conversation_id)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) returning ${COLUMNS}`,
+    [m.kind, m.content, m.summary, m.tags, m.importance, m.valence, m.arousal, toVector(m.embedding), m.embedder, m.sourceKind, m.sourceId, m.citations, m.conversationId],
   );
   return res.rows[0]!;
 }
@@ -138,47 +140,40 @@ export async function purgeDeletedMemories(db: Queryable, afterSeconds: number):
 export interface Candidate extends MemoryRow {
   /** Cosine similarity; null when the memory's vector is from another embedder. */
   similarity: number | null;
+  /** Its place among the nearest vectors (1 = nearest); null when not among them. */
   vector_rank: number | null;
-  text_rank: number | null;
+  /** Its BM25 score for the query; 0 when it matched no term. */
+  text_score: number;
 }
 
 /**
- * Retrieval candidates: the `limit` nearest vectors (at least `minSimilarity`) and the
- * `limit` best full-text matches, each with its rank in its list. Full-text ranking costs
- * ~10 µs a row here, and a common word matches a tenth of all memories, so only the newest
- * `textScan` memories with any of the query's words are ranked (all of them, for rare words).
- * Planned for its values each time: a generic plan cannot tell a rare word from a common one.
+ * Retrieval candidates: the `limit` nearest vectors (at least `minSimilarity`) and the given
+ * full-text matches (db/sql/memory-terms.ts), each with its similarity and text score.
  */
 export async function memoryCandidates(
   db: Queryable,
   space: VectorSpace,
-  q: { vector: readonly number[]; anyWords: string | null; limit: number; minSimilarity: number; textScan: number },
+  q: { vector: readonly number[]; text: readonly { id: string; score: number }[]; limit: number; minSimilarity: number },
 ): Promise<Candidate[]> {
   const v = vec(space);
   const res = await db.query<Candidate>(
-    `${CUSTOM_PLAN}
-     with nearest as (
+    `with nearest as (
        select id, (embedding::${v}) <=> $1::${v} as distance
        from memories where embedder = ${literal(space.embedder)} and deleted_at is null
-       order by (embedding::${v}) <=> $1::${v} limit $3
+       order by (embedding::${v}) <=> $1::${v} limit $4
      ), by_vector as (
-       select id, row_number() over (order by distance) as r from nearest where 1 - distance >= $4
+       select id, row_number() over (order by distance) as r from nearest where 1 - distance >= $5
      ), by_text as (
-       select id, row_number() over (order by rank desc, id) as r from (
-         select id, ts_rank_cd(tsv, to_tsquery('english', $2)) as rank from (
-           select id, tsv from memories
-           where $2::text is not null and tsv @@ to_tsquery('english', $2) and deleted_at is null
-           order by created_at desc limit $5) matched
-         order by rank desc limit $3) ranked
+       select * from unnest($2::uuid[], $3::float8[]) as x(id, score)
      )
      select ${COLUMNS.replace(/(\w+)/g, "m.$1")},
        case when m.embedder = ${literal(space.embedder)} then 1 - ((m.embedding::${v}) <=> $1::${v}) end as similarity,
-       bv.r as vector_rank, bt.r as text_rank
+       bv.r::int as vector_rank, coalesce(bt.score, 0)::float8 as text_score
      from memories m
      left join by_vector bv on bv.id = m.id
      left join by_text bt on bt.id = m.id
-     where m.id in (select id from by_vector union select id from by_text)`,
-    [toVector(q.vector), q.anyWords, q.limit, q.minSimilarity, q.textScan],
+     where m.deleted_at is null and m.id in (select id from by_vector union select id from by_text)`,
+    [toVector(q.vector), q.text.map((t) => t.id), q.text.map((t) => t.score), q.limit, q.minSimilarity],
   );
   return res.rows;
 }

@@ -29,8 +29,8 @@ export function memoryRoutes(deps: WebServices): Hono {
   const app = new Hono();
 
   app.post("/v1/memories", async (c) => {
-    const body = parse(CreateMemorySchema, await readJsonObject(c));
-    const { memory, reinforced } = await deps.memory.remember({ ...body, sourceKind: "api", signal: c.req.raw.signal });
+    const { conversation_id, ...body } = parse(CreateMemorySchema, await readJsonObject(c));
+    const { memory, reinforced } = await deps.memory.remember({ ...body, conversationId: conversation_id, sourceKind: "api", signal: c.req.raw.signal });
     return c.json({ ...memoryJson(memory), reinforced }, reinforced ? 200 : 201);
   });
 

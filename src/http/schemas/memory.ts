@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ConversationIdSchema } from "../../conversation/conversation-id.js";
 import { MAX_MEMORY_CHARS } from "../../memory/memory.js";
 
 export const CreateMemorySchema = z.strictObject({
@@ -9,6 +10,8 @@ export const CreateMemorySchema = z.strictObject({
   /** Omitted: scored from the text (significance and novelty). */
   importance: z.number().min(0).max(1).optional(),
   citations: z.array(z.string().uuid()).max(64).default([]),
+  /** The conversation it came from: its neighbours there lend it context in search. */
+  conversation_id: ConversationIdSchema.optional(),
 });
 
 export const SearchQuerySchema = z.object({
