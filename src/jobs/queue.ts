@@ -3,6 +3,7 @@
 import PgBoss from "pg-boss";
 import { z } from "zod";
 import type { Logger } from "../log.js";
+import { ConversationIdSchema } from "../conversation-id.js";
 import { createPool, type Queryable } from "../db/pool.js";
 
 export const INFERENCE_QUEUE = "psyche-inference";
@@ -33,7 +34,8 @@ const budget = {
 export const DreamJobSchema = z.object({ kind: z.literal("dream"), focus, ...budget });
 export type DreamJob = z.infer<typeof DreamJobSchema>;
 /** A short thought about a conversation gone quiet. */
-export const IdleThoughtJobSchema = z.object({ kind: z.literal("idle"), conversationId: z.string().uuid().nullish(), ...budget });
+// Conversation ids are the client's (conversation-id.ts), not always UUIDs: "conv-1" is one.
+export const IdleThoughtJobSchema = z.object({ kind: z.literal("idle"), conversationId: ConversationIdSchema.nullish(), ...budget });
 export type IdleThoughtJob = z.infer<typeof IdleThoughtJobSchema>;
 /** A reflection (Generative Agents): insights drawn from recent memories, or from those about `focus`. */
 export const ReflectJobSchema = z.object({ kind: z.literal("reflect"), focus, ...budget });

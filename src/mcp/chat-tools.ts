@@ -8,7 +8,7 @@ import { replyBudget, startFollowed } from "../conversation/followed-turn.js";
 import { startTurn } from "../conversation/start-turn.js";
 import type { Turn } from "../db/sql/turns.js";
 import type { WebServices } from "../web-services.js";
-import { ConversationIdSchema } from "../conversation/conversation-id.js";
+import { ConversationIdSchema } from "../conversation-id.js";
 import { requestTools } from "../tools/request-tools.js";
 import { ToolChoiceSchema, ToolDefinitionSchema } from "../tools/schemas.js";
 import { guarded, result } from "./result.js";

@@ -3,7 +3,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { WebServices } from "../web-services.js";
-import { ConversationIdSchema } from "../conversation/conversation-id.js";
+import { ConversationIdSchema } from "../conversation-id.js";
 import { MAX_MEMORY_CHARS } from "../memory/memory.js";
 import { assembleContext } from "../memory/assemble-context.js";
 import { memoryJson } from "../memory/memory-json.js";

@@ -6,7 +6,7 @@ import { conversationSummary } from "../db/sql/conversations.js";
 import { JOURNAL_KINDS, JOURNAL_STATUSES, recentDreams } from "../db/sql/dreams.js";
 import { dreamStatus, wakeUp } from "../dreams/status.js";
 import type { WebServices } from "../web-services.js";
-import { ConversationIdSchema } from "../conversation/conversation-id.js";
+import { ConversationIdSchema } from "../conversation-id.js";
 import { describeMood } from "../mood/mood.js";
 import { failure, guarded, result } from "./result.js";
 

@@ -58,7 +58,7 @@ t.test("the wake lock: no dream within it of a request, even past the dream dela
   t.ok(dream.started_at.getTime() - finished.getTime() >= 2900, "it waited out the lock");
 });
 
-t.test("an idle thought: once per quiet spell in an open conversation, at idle-thought priority", async (t) => {
+t.test("an idle thought: once per quiet spell in an open conversation (a client-named one), at idle-thought priority", async (t) => {
   const psyche = await startPsyche(t, { recallPromptTokens: 0, dreamDelaySeconds: 120, wakeLockSeconds: 0 });
   const pool = psyche.db.pool;
   const patched = await fetch(`${psyche.url}/dream/config`, {
@@ -68,8 +68,10 @@ t.test("an idle thought: once per quiet spell in an open conversation, at idle-t
   });
   t.equal(patched.status, 200);
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
-  await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "Tell me about the sea" }], max_tokens: 4 });
+  // A client-chosen id, not a UUID: the idle-thought job must take it as the chat API does.
+  await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "Tell me about the sea" }], max_tokens: 4 }, { headers: { "X-Psyche-Conversation": "conv-1" } });
   const turn = (await pool.query("select id, conversation_id, finished_at from turns order by created_at desc limit 1")).rows[0];
+  t.equal(turn.conversation_id, "conv-1");
   const thought = await until("an idle thought", async () => (await pool.query("select * from dream_journal where kind = 'idle'")).rows[0]);
   t.equal(thought.focus, `conversation ${turn.conversation_id}`);
   t.ok(thought.started_at.getTime() - turn.finished_at.getTime() >= 900, "after the idle delay");
@@ -80,6 +82,9 @@ t.test("an idle thought: once per quiet spell in an open conversation, at idle-t
   await until("the thought to end", async () => ((await pool.query("select status from dream_journal where id = $1", [thought.id])).rows[0].status !== "dreaming" ? true : undefined));
   await sleep(2000);
   t.equal((await pool.query("select count(*)::int as n from dream_journal")).rows[0].n, 1, "one thought per quiet spell, and no dream before the dream delay");
+  t.match((await pool.query("select status from dream_journal where id = $1", [thought.id])).rows[0], { status: /^(done|interrupted)$/ }, "the thought ran");
+  const failed = await pool.query("select count(*)::int as n from pgboss.job where name = 'psyche-inference' and state = 'failed'");
+  t.equal(failed.rows[0].n, 0, "no job failed on the named conversation");
 });
 
 t.test("no dream while a chat waits: a queued chat runs before a queued dream; a fetched dream goes back", async (t) => {

@@ -10,11 +10,12 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
- * The foundation, open to every part: configuration, logging, the error taxonomy, and the tool
+ * The foundation, open to every part: configuration, logging, the error taxonomy, the shape of
+ * a conversation id (the API, MCP and job payloads all check it), and the tool
  * protocol (src/tools/: types and checks that the requests, the stored turn and the engine all
  * speak). It imports nothing but itself.
  */
-const BASE = ["config", "log", "paths", "version", "errors", "types", "tools"];
+const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "types", "tools"];
 /** What each part of src/ may import besides itself and BASE. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
   http: ["web-services", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],

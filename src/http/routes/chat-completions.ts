@@ -6,7 +6,7 @@ import type { WebServices } from "../../web-services.js";
 import { modelNotFound } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
-import { ConversationIdSchema } from "../../conversation/conversation-id.js";
+import { ConversationIdSchema } from "../../conversation-id.js";
 import { ChatCompletionRequestSchema } from "../schemas/chat.js";
 import { openAiFinish, usageOf } from "../sse.js";
 import { streamTurn } from "../stream-turn.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ConversationIdSchema } from "../../conversation/conversation-id.js";
+import { ConversationIdSchema } from "../../conversation-id.js";
 import { MAX_MEMORY_CHARS } from "../../memory/memory.js";
 
 export const CreateMemorySchema = z.strictObject({
