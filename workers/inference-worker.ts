@@ -15,7 +15,7 @@ import type { InferenceEngine } from "../src/inference/engine.js";
 import type { Recall } from "../src/memory/recall.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { MoodKeeper } from "../src/mood/mood-keeper.js";
-import { DreamTimeUp, runDream } from "../src/dreams/dream.js";
+import { DreamTimeUp, runDream, Wake } from "../src/dreams/dream.js";
 import { doNotDisturbUntil } from "../src/db/sql/dream-settings.js";
 import { closeAbandonedEntries, putBack, waitingAbove } from "../src/db/sql/pgboss-jobs.js";
 import { WakeWatch } from "../src/dreams/wake-watch.js";
@@ -42,6 +42,29 @@ export interface InferenceWorkerDeps {
   pollMs: number;
   /** Heartbeat interval (ms); a worker silent for 5 of them is presumed dead. */
   heartbeatMs: number;
+}
+
+/** After a wake, how long a reverie's generation has to stop before the worker goes on without it. */
+export const WAKE_DEADLINE_MS = 500;
+
+/** Resolves "abandoned" `ms` after `signal` is aborted by a Wake; never otherwise. */
+function wakeDeadline(signal: AbortSignal, ms: number): { passed: Promise<"abandoned">; clear(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const passed = new Promise<"abandoned">((resolve) => {
+    onAbort = () => {
+      if (signal.reason instanceof Wake) timer = setTimeout(() => resolve("abandoned"), ms);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return {
+    passed,
+    clear: () => {
+      clearTimeout(timer);
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 export class InferenceWorker {
@@ -139,7 +162,7 @@ export class InferenceWorker {
    */
   private async dream(jobId: string, job: ReverieJob, controller: AbortController): Promise<void> {
     const priority = job.kind === "idle" ? Priority.idleThought : Priority.dream;
-    const watch = new WakeWatch(this.deps.pool, this.deps.bus, controller).start();
+    const watch = new WakeWatch({ pool: this.deps.pool, bus: this.deps.bus, controller, queue: INFERENCE_QUEUE, wakeAbove: Priority.chat - 1, pollMs: this.deps.pollMs }).start();
     const timeUp = setTimeout(() => controller.abort(new DreamTimeUp()), job.maxSeconds ? job.maxSeconds * 1000 : (this.deps.dreamMaxMs ?? 120_000));
     try {
       const dndUntil = await doNotDisturbUntil(this.deps.pool);
@@ -149,11 +172,29 @@ export class InferenceWorker {
         this.doorbell.ring();
         return;
       }
-      const { status, afterwards } = await runDream({ ...this.deps, workerId: this.id }, jobId, job, controller.signal);
-      this.afterDreams.add(afterwards);
-      void afterwards.finally(() => this.afterDreams.delete(afterwards));
-      this.outcomes.set(`${job.kind}-${status}`, (this.outcomes.get(`${job.kind}-${status}`) ?? 0) + 1);
-      await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
+      const run = runDream({ ...this.deps, workerId: this.id }, jobId, job, controller.signal).then(async ({ status, afterwards }) => {
+        this.track(afterwards);
+        this.outcomes.set(`${job.kind}-${status}`, (this.outcomes.get(`${job.kind}-${status}`) ?? 0) + 1);
+        await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
+      });
+      const deadline = wakeDeadline(controller.signal, WAKE_DEADLINE_MS);
+      try {
+        if ((await Promise.race([run.then(() => "ended" as const), deadline.passed])) === "abandoned") {
+          // The model did not stop at its next token: the chat goes first (it has a sequence of
+          // its own), and the reverie's end is written whenever it comes.
+          this.deps.log.warn({ jobId, kind: job.kind }, `the reverie did not stop within ${WAKE_DEADLINE_MS} ms of the wake: abandoned, the chat goes first`);
+          this.outcomes.set(`${job.kind}-abandoned`, (this.outcomes.get(`${job.kind}-abandoned`) ?? 0) + 1);
+          this.track(
+            run.catch(async (err: unknown) => {
+              this.deps.log.error({ err, jobId }, "an abandoned reverie failed");
+              await this.deps.boss.fail(INFERENCE_QUEUE, jobId, { error: (err as Error).message });
+            }),
+          );
+          return;
+        }
+      } finally {
+        deadline.clear();
+      }
     } catch (err) {
       this.deps.log.error({ err, jobId }, "reverie failed");
       await this.deps.boss.fail(INFERENCE_QUEUE, jobId, { error: (err as Error).message }).catch(() => undefined);
@@ -162,6 +203,16 @@ export class InferenceWorker {
       watch.stop();
       this.current = undefined;
     }
+  }
+
+  /** Work that outlives its job's turn in the loop (a reverie's scoring, an abandoned reverie): waited for on stop. */
+  private track(work: Promise<unknown>): void {
+    const settled = work.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.afterDreams.add(settled);
+    void settled.finally(() => this.afterDreams.delete(settled));
   }
 
   /**

@@ -3,7 +3,7 @@ import { dreamState, type DreamState } from "../db/sql/dreams.js";
 import type { Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { WAKE_SIGNAL } from "./dream.js";
-import { setDoNotDisturb } from "../db/sql/dream-settings.js";
+import { requestWake } from "../db/sql/dream-settings.js";
 import { type DreamSettings, readDreamSettings } from "./settings.js";
 
 /** After a turn, Psyche counts as awake this long. */
@@ -24,7 +24,7 @@ export async function dreamStatus(deps: { pool: Pool; dreamDefaults: DreamSettin
 /** Wakes a running reverie, do-not-disturb or not (and ends do-not-disturb). */
 export async function wakeUp(deps: { pool: Pool; bus: SignalBus }): Promise<{ was: DreamState["state"]; dream_id: string | null }> {
   const before = await dreamState(deps.pool, AWAKE_SECONDS);
-  await setDoNotDisturb(deps.pool, null, null);
+  await requestWake(deps.pool);
   deps.bus.notify(Channel.jobs, WAKE_SIGNAL);
   return { was: before.state, dream_id: before.dream_id };
 }

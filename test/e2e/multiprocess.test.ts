@@ -119,6 +119,38 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(await inference.exited, 0, "inference exits 0 on SIGTERM");
 });
 
+t.test("a chat sent to the web process wakes a dream in the inference process within 1 s, no signal between them", async (t) => {
+  // Separate processes on the embedded database: LISTEN/NOTIFY does not cross its socket, so
+  // only the reverie's poll (--poll-ms 100 here) can see the waiting chat.
+  const web = await startCli(["web", "--port", "0"], env, /listening on (http:\/\/\S+)/);
+  procs.push(web);
+  const url = web.match[1]!;
+  const inference = await startCli(["inference"], env, /inference worker \S+ running/);
+  procs.push(inference);
+  const queued = await fetch(`${url}/dream/jobs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "dream", max_tokens: 4000 }) });
+  t.equal(queued.status, 202);
+  const dream = await until("the dream to be generating", async () => (await pool.query("select id from dream_journal where kind = 'dream' and status = 'dreaming' and tokens = 0")).rows[0], 30_000);
+  const chat = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "wake up" }], max_tokens: 4 }),
+  });
+  t.equal(chat.status, 200);
+  const turnId = chat.headers.get("x-psyche-turn")!;
+  const woke = (
+    await pool.query(
+      "select j.status, extract(epoch from j.ended_at - t.created_at) * 1000 as ms from dream_journal j, turns t where j.id = $1 and t.id = $2",
+      [dream.id, turnId],
+    )
+  ).rows[0];
+  t.equal(woke.status, "interrupted", "the chat woke the dream");
+  t.ok(woke.ms < 1000, `it stopped ${Math.round(woke.ms)} ms after the chat was accepted (the promise: under 1 s)`);
+  web.child.kill("SIGTERM");
+  inference.child.kill("SIGTERM");
+  t.equal(await web.exited, 0);
+  t.equal(await inference.exited, 0);
+});
+
 t.test("the embedded database exits 0 on SIGTERM and frees its port", async (t) => {
   await pool.end();
   db.child.kill("SIGTERM");
