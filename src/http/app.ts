@@ -6,6 +6,7 @@ import type { WebServices } from "../web-services.js";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { UserError } from "../errors.js";
 import { ApiError } from "./errors.js";
+import { presence } from "./presence.js";
 import { chatCompletionRoutes } from "./routes/chat-completions.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelRoutes } from "./routes/models.js";
@@ -34,6 +35,12 @@ export function createApp(deps: WebServices): Hono {
   app.notFound((c) =>
     c.json(new ApiError(404, "not_found_error", `No route for ${c.req.method} ${c.req.path}`, { code: "unknown_url" }).toJSON(), 404),
   );
+
+  // Before the key check, so that it sees the answer a refused request got.
+  const present = presence(deps);
+  app.use("/v1/*", present);
+  app.use("/dream/*", present);
+  app.use("/mcp", present);
 
   if (deps.apiKey) {
     const expected = `Bearer ${deps.apiKey}`;

@@ -177,10 +177,14 @@ export interface QuietMoment {
   thought_since_request: boolean;
 }
 
-/** `startedAt` counts as a request: a freshly started server waits before it dreams (a warm-up: the first request after a start must not find it asleep). */
+/**
+ * Quiet counts from the last turn or the last request of any kind (db/sql/activity.ts).
+ * `startedAt` counts as a request: a freshly started server waits before it dreams (a warm-up: the first request after a start must not find it asleep). */
 export async function quietMoment(db: Queryable, startedAt: Date): Promise<QuietMoment> {
   const res = await db.query<QuietMoment>(
-    `with last as (select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $1::timestamptz) as at from turns)
+    `with last as (
+       select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $1::timestamptz, (select last_request_at from activity)) as at from turns
+     )
      select extract(epoch from now() - (select at from last))::float8 as quiet,
        (select conversation_id from turns order by created_at desc limit 1) as conversation_id,
        extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream'))::float8 as since_dream,

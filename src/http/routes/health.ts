@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { lastActivity } from "../../db/sql/activity.js";
 import { queueCounts } from "../../db/sql/pgboss-jobs.js";
 import { ping } from "../../db/sql/server.js";
 import { liveWorkers } from "../../db/sql/workers.js";
@@ -17,13 +18,15 @@ export function healthRoutes(deps: WebServices): Hono {
     }
     const databaseMs = performance.now() - started;
     const queue = await queueCounts(deps.pool, INFERENCE_QUEUE);
-    const workers = await liveWorkers(deps.pool);
+    const [workers, lastRequestAt] = await Promise.all([liveWorkers(deps.pool), lastActivity(deps.pool)]);
     const alive = workers.filter((w) => w.seconds_since_heartbeat * 1000 < deps.workerStaleMs);
     return c.json({
       status: alive.length > 0 ? "ok" : "degraded",
       model: deps.modelId,
       database: { ok: true, latency_ms: Math.round(databaseMs * 10) / 10 },
       queue: { name: INFERENCE_QUEUE, ...queue },
+      // Presence: the dream delay and the wake lock count from it.
+      last_request_at: lastRequestAt,
       worker: {
         alive: alive.length > 0,
         workers: alive.map((w) => ({ id: w.id, model: w.model, seconds_since_heartbeat: Math.round(w.seconds_since_heartbeat * 10) / 10 })),
