@@ -183,13 +183,15 @@ export class Memory {
   async indexPending(batch = 500): Promise<number> {
     let done = 0;
     for (;;) {
-      const pending = await unindexedMemories(this.deps.pool, batch);
-      if (pending.length === 0) return done;
-      await inTransaction(this.deps.pool, async (client) => {
+      // Read under the store's lock: two processes (or a tick and start-up) index each once.
+      const n = await inTransaction(this.deps.pool, async (client) => {
         await lockForTransaction(client, AdvisoryLock.memoryStore);
+        const pending = await unindexedMemories(client, batch);
         await indexMemories(client, pending);
+        return pending.length;
       });
-      done += pending.length;
+      if (n === 0) return done;
+      done += n;
     }
   }
 

@@ -84,7 +84,15 @@ t.test("the index follows deletes, and memories stored before it join it", async
     "insert into memories (kind, content, importance, embedding, embedder) values ('semantic', $1, 0.5, $2::vector, $3) returning id",
     ["Quokka photographs from Rottnest island", toVector(vector!), memory.embedder.id],
   );
-  t.ok((await memory.indexPending()) >= 1);
+  for (const n of [1, 2]) {
+    await pool.query("insert into memories (kind, content, importance, embedding, embedder) values ('semantic', $1, 0.5, $2::vector, $3)", [
+      `An imported note number ${n}`,
+      toVector(vector!),
+      memory.embedder.id,
+    ]);
+  }
+  const [a, b] = await Promise.all([memory.indexPending(), memory.indexPending()]);
+  t.equal(a + b, 3, "two indexers at once (a tick and start-up) index each memory once");
   t.equal((await memory.search("quokka photographs", 1))[0]?.memory.id, raw.rows[0]!.id);
   const n = (await pool.query<{ n: number }>("select count(*)::int as n from memories where deleted_at is null")).rows[0]!.n;
   t.equal(await df(""), n, "the index counts every live memory");
