@@ -20,7 +20,8 @@ create table memory_terms (
 );
 create index memory_terms_memory on memory_terms (memory_id);
 -- A term's matches, densest first: a very common term is ranked from its best matches only.
-create index memory_terms_density on memory_terms (term, (tf / greatest(dl, 1)) desc);
+-- Covering: ranking reads the index alone, never the table.
+create index memory_terms_density on memory_terms (term, (tf / greatest(dl, 1)) desc) include (memory_id, tf, dl);
 
 create table memory_term_stats (
   term text primary key,
