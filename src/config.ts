@@ -80,7 +80,7 @@ export const ConfigSchema = z.object({
    * gives up after it (the built-in embedder stands in), a `--model` download when nothing
    * arrives for it. `psyche model pull` fetches models ahead, with no limit.
    */
-  downloadTimeoutSeconds: z.coerce.number().positive().max(3600).default(20),
+  downloadTimeoutSeconds: z.coerce.number().positive().max(3600).default(10),
   /** Embedding threads (piscina); default: the number of cores. */
   embeddingThreads: positiveInt.default(availableParallelism()),
   /** Retrieval (memory/ranking.ts): the vector similarity's share of relevance; the rest is BM25. */

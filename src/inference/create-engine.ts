@@ -13,7 +13,7 @@ export async function createLlamaEngine(
   // A chat model can be gigabytes: no total limit, but a download that stalls is given up.
   const path = await resolveModelPath(config.model, config.dataDir, {
     endpoint: config.hfEndpoint,
-    limit: { kind: "stall", ms: (config.downloadTimeoutSeconds ?? 20) * 1000 },
+    limit: { kind: "stall", ms: (config.downloadTimeoutSeconds ?? 10) * 1000 },
     log,
   });
   const llama = await loadLlama(config.gpu, log);

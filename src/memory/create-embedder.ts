@@ -18,7 +18,7 @@ export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Pro
     if (config.model === "tiny") return { kind: "lexical" };
     // Start-up must not hang on a hub it cannot reach: a bounded try, then the built-in embedder.
     try {
-      const limit = { kind: "total" as const, ms: (config.downloadTimeoutSeconds ?? 20) * 1000 };
+      const limit = { kind: "total" as const, ms: (config.downloadTimeoutSeconds ?? 10) * 1000 };
       return { kind: "gguf", path: await resolveModelPath(DEFAULT_EMBEDDING_MODEL, config.dataDir, { endpoint: config.hfEndpoint, limit, log, interactive: false }), name: DEFAULT_EMBEDDING_MODEL };
     } catch (err) {
       log.warn(
@@ -29,7 +29,7 @@ export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Pro
     }
   }
   try {
-    const path = await resolveModelPath(choice, config.dataDir, { endpoint: config.hfEndpoint, limit: { kind: "stall", ms: (config.downloadTimeoutSeconds ?? 20) * 1000 }, log });
+    const path = await resolveModelPath(choice, config.dataDir, { endpoint: config.hfEndpoint, limit: { kind: "stall", ms: (config.downloadTimeoutSeconds ?? 10) * 1000 }, log });
     return { kind: "gguf", path, name: choice === "tiny" ? "psyche-tiny" : path };
   } catch (err) {
     throw new ModelError(`--embedding-model: ${(err as Error).message.replace(/--model/g, "--embedding-model")}; or use builtin`, { cause: err });
