@@ -4,7 +4,7 @@
 // the next token, and what it had so far is kept.
 import { randomUUID } from "node:crypto";
 import type { Pool } from "../db/pool.js";
-import { conversationSeeds, dreamSeeds, endDream, reflectionSources, scoreDream, startDream } from "../db/sql/dreams.js";
+import { checkpointDream, conversationSeeds, dreamSeeds, endDream, reflectionSources, scoreDream, startDream } from "../db/sql/dreams.js";
 import type { MemoryKind } from "../db/sql/memories.js";
 import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
 import type { ReverieJob } from "../jobs/queue.js";
@@ -39,10 +39,15 @@ export interface DreamDeps {
   mood?: MoodKeeper | undefined;
   /** The inference worker running it (recorded, so a dead worker's entry can be closed). */
   workerId?: string | undefined;
+  /** How often the text so far is saved (ms). Default CHECKPOINT_MS. */
+  checkpointMs?: number | undefined;
 }
 
 /** Below this significance a dream or idle thought stays in the journal only: most reveries are noise, and memory bloat is what users of memory servers complain of most. */
 export const DREAM_MEMORY_THRESHOLD = 0.3;
+
+/** How often a running reverie's text so far is saved to its journal entry. */
+export const CHECKPOINT_MS = 2000;
 
 interface Plan {
   seeds: Seed[];
@@ -92,18 +97,39 @@ export async function runDream(
   const p = await plan(deps, job);
   await startDream(deps.pool, { id: journalId, kind: job.kind, jobId, focus: p.focus, seedMemoryIds: p.seeds.map((s) => s.id), model: deps.engine.modelName, workerId: deps.workerId });
   let result: { text: string; completionTokens: number };
+  // Every few seconds the text so far goes to the journal entry.
+  let partial = "";
+  let partialTokens = 0;
+  let saved = 0;
+  const checkpoint = setInterval(() => {
+    if (partial.length === saved) return;
+    saved = partial.length;
+    checkpointDream(deps.pool, journalId, partial, partialTokens).catch((err: unknown) => deps.log.debug({ err, journalId }, "dream checkpoint not written"));
+  }, deps.checkpointMs ?? CHECKPOINT_MS);
   try {
     // A reflection with nothing to reflect on ends at once, as done.
     result = job.kind === "reflect" && p.seeds.length === 0
       ? { text: "", completionTokens: 0 }
-      : await deps.engine.generate({ messages: p.messages, maxTokens: job.maxTokens, temperature: p.temperature, sequence: "dream", signal });
+      : await deps.engine.generate({
+          messages: p.messages,
+          maxTokens: job.maxTokens,
+          temperature: p.temperature,
+          sequence: "dream",
+          signal,
+          onText: (text, tokens) => {
+            partial += text;
+            partialTokens += tokens;
+          },
+        });
   } catch (err) {
     if (!signal.aborted) {
-      await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });
+      await endDream(deps.pool, journalId, { status: "failed", content: partial, tokens: partialTokens, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });
       throw err;
     }
     // Woken (or out of time) while still reading its prompt: nothing yet, not a failure.
     result = { text: "", completionTokens: 0 };
+  } finally {
+    clearInterval(checkpoint);
   }
   const woken = signal.aborted && signal.reason instanceof Wake;
   const wakeLatencyMs = woken ? performance.now() - (signal.reason as Wake).at : null;

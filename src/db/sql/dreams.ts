@@ -51,6 +51,14 @@ export async function endDream(
   );
 }
 
+/**
+ * A running reverie's text so far: a worker killed mid-dream leaves what it had dreamt, not an
+ * empty entry (the entry is closed as failed, content kept, by the next worker).
+ */
+export async function checkpointDream(db: Queryable, id: string, content: string, tokens: number): Promise<void> {
+  await db.query("update dream_journal set content = $2, tokens = $3 where id = $1 and status = 'dreaming'", [id, content, tokens]);
+}
+
 /** What a journal entry drew on, once known (consolidation: the memories it kept). */
 export async function setDreamSeeds(db: Queryable, id: string, memoryIds: readonly string[]): Promise<void> {
   await db.query("update dream_journal set seed_memory_ids = $2::uuid[] where id = $1", [id, memoryIds]);
