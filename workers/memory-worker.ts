@@ -57,7 +57,9 @@ export class MemoryWorker {
       this.maintenanceDoorbell.ring();
     });
     await queueReembeddingIfNeeded({ ...this.deps, embedder: this.deps.memory.embedder });
-    // Memories from before the full-text index (migrations/000007_bm25.sql) join it once.
+    // Memories from before the full-text index (migrations/000007_bm25.sql), or written behind
+    // Psyche's back (SQL, a restore), join it at start: looking for them scans every memory,
+    // too much for each minute's tick.
     const indexed = await this.deps.memory.indexPending();
     if (indexed) {
       this.deps.log.info({ memories: indexed }, "added stored memories to the full-text index");
@@ -135,8 +137,6 @@ export class MemoryWorker {
       }
       case "tick": {
         await this.deps.mood.decay();
-        // Memories written behind Psyche's back (SQL, a restore) join the full-text index.
-        await this.deps.memory.indexPending();
         if (Date.now() - this.tidiedAt > TIDY_EVERY_MS) {
           this.tidiedAt = Date.now();
           await tidyTextIndex(this.deps.pool);

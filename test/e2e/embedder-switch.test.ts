@@ -40,7 +40,7 @@ t.test("a restart with a GGUF embedding model re-embeds them all", async (t) => 
 
   // A vector from another embedder (different size, even) is never compared: the search runs,
   // and finds that memory by its words alone. Written behind Psyche's back, it joins the
-  // full-text index as the maintenance tick finds it.
+  // full-text index as the memory worker finds it when it starts.
   await psyche.db.pool.query(
     "insert into memories (kind, content, importance, embedding, embedder) values ('semantic', 'the violet box holds nothing', 0.5, $1, 'psyche-lexical-256')",
     [toVector(lexicalEmbedding("the violet box holds nothing"))],
