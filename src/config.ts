@@ -148,6 +148,9 @@ export class ConfigError extends UserError {
 
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
+/** Settings whose values are secrets (a database URL may hold a password). */
+const SECRET_KEYS = new Set(["apiKey", "databaseUrl"]);
+
 /**
  * Builds the configuration from the environment and flags. An invalid value throws a
  * ConfigError naming the flag and the variable, and how to fix it.
@@ -164,7 +167,8 @@ export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     const lines = parsed.error.issues.map((issue) => {
       const key = String(issue.path[0] ?? "");
       const envName = ENV_NAMES[key as keyof Config];
-      const given = raw[key] === undefined ? "" : ` (got ${JSON.stringify(raw[key])})`;
+      // A secret is never echoed, not even a rejected one.
+      const given = raw[key] === undefined ? "" : SECRET_KEYS.has(key) ? " (the value given is not shown)" : ` (got ${JSON.stringify(raw[key])})`;
       return `invalid --${flagName(key)} / ${envName}${given}: ${issue.message}`;
     });
     throw new ConfigError(lines.join("\n"));

@@ -139,7 +139,9 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
     const finishReason = stopReason === "cancelled" ? "cancelled" : result.finishReason;
     // Calls get ids here; the client answers each with a tool message naming it.
     const toolCalls = finishReason === "tool_calls" ? result.toolCalls.map((c) => ({ id: `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`, ...c })) : [];
-    if (toolCalls.some((c) => c.problems.length)) log.warn({ toolCalls }, "the model's tool call arguments break the tool's schema; returned with the problems");
+    // Names and counts only: arguments are the conversation's content, and logs carry none.
+    const broken = toolCalls.filter((c) => c.problems.length).map((c) => ({ id: c.id, name: c.name, problems: c.problems.length }));
+    if (broken.length) log.warn({ turnId: turn.id, toolCalls: broken }, "the model's tool call arguments break the tool's schema; returned with the problems");
     const finished = await inTransaction(deps.pool, async (client) => {
       const ok = await finishTurn(client, turn.id, deps.workerId, {
         content,

@@ -21,14 +21,15 @@ const heldHere = new Set<string>();
 export function acquirePidLock(path: string): PidLock {
   if (heldHere.has(path)) throw Object.assign(new Error(`locked by this process`), { holderPid: process.pid });
   try {
-    writeFileSync(path, String(process.pid), { flag: "wx" });
+    // 0600: a process id is no one else's business on a shared machine.
+    writeFileSync(path, String(process.pid), { flag: "wx", mode: 0o600 });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     const holderPid = Number(readFileSync(path, "utf8").trim());
     if (Number.isInteger(holderPid) && holderPid > 0 && holderPid !== process.pid && processAlive(holderPid)) {
       throw Object.assign(new Error(`locked by process ${holderPid}`), { holderPid });
     }
-    writeFileSync(path, String(process.pid));
+    writeFileSync(path, String(process.pid), { mode: 0o600 });
   }
   heldHere.add(path);
   let released = false;
