@@ -16,7 +16,7 @@ import { startStdioBridge } from "./mcp/stdio-bridge.js";
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 /** Runs until SIGTERM or SIGINT, then stops what `stop` holds and exits 0. */
-function untilSignal(stop: () => Promise<void>, log: Logger): void {
+function untilSignal(stop: () => Promise<unknown>, log: Logger): void {
   let stopping = false;
   const onSignal = (signal: string) => {
     if (stopping) {

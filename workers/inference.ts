@@ -9,10 +9,10 @@ import { connect, startInferenceRole } from "../src/processes/roles.js";
 import { startMemoryServices } from "../src/processes/memory-services.js";
 import { DATABASE_WAIT_MS, stopper } from "../src/processes/separate.js";
 import { waitForDatabase } from "../src/db/wait.js";
-import { StopStack } from "../src/processes/stack.js";
+import { StopStack, stopStepLimitMs } from "../src/processes/stack.js";
 
-export async function runInference(config: Config, log: Logger): Promise<{ worker: InferenceWorker; stop(): Promise<void> }> {
-  const stack = new StopStack();
+export async function runInference(config: Config, log: Logger): Promise<{ worker: InferenceWorker; stop(): Promise<string[]> }> {
+  const stack = new StopStack(stopStepLimitMs(config));
   const stop = stopper(stack, log);
   try {
     await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);

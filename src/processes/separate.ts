@@ -11,10 +11,10 @@ import type { RunningServer } from "../http/server.js";
 import { databaseUrl } from "./database-url.js";
 import { connect, webServices, startWebRole } from "./roles.js";
 import { startMemoryServices } from "./memory-services.js";
-import { StopStack } from "./stack.js";
+import { StopStack, stopStepLimitMs } from "./stack.js";
 
 export interface Running {
-  stop(): Promise<void>;
+  stop(): Promise<unknown>;
 }
 
 /** How long a separately started role waits for the database to come up. */
@@ -24,7 +24,8 @@ const stopper = (stack: StopStack, log: Logger) => () => stack.unwind((name, err
 
 export async function runDatabase(config: Config, log: Logger): Promise<Running & { database: EmbeddedDatabase }> {
   const database = await startEmbeddedDatabase({ dataDir: config.dataDir, port: config.dbPort });
-  log.info({ connectionString: database.connectionString }, "embedded database listening");
+  // The port, not the address: the address holds the password, and logs carry no secret.
+  log.info({ port: database.port }, "embedded database listening");
   return { database, stop: () => database.stop() };
 }
 
@@ -44,7 +45,7 @@ export async function runMigrate(config: Config, log: Logger): Promise<string[]>
 }
 
 export async function runWeb(config: Config, log: Logger): Promise<Running & { server: RunningServer }> {
-  const stack = new StopStack();
+  const stack = new StopStack(stopStepLimitMs(config));
   const stop = stopper(stack, log);
   try {
     await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);

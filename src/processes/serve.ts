@@ -7,7 +7,7 @@ import type { InferenceWorker } from "../../workers/inference-worker.js";
 import type { Logger } from "../log.js";
 import { type DatabaseHandles, connect, webServices, startInferenceRole, startWebRole } from "./roles.js";
 import type { WebServices } from "../web-services.js";
-import { StopStack } from "./stack.js";
+import { StopStack, stopStepLimitMs } from "./stack.js";
 import { type MemoryServices, startMemoryServices } from "./memory-services.js";
 
 export interface RunningPsyche {
@@ -19,11 +19,12 @@ export interface RunningPsyche {
   mem: MemoryServices;
   /** The web process's services, which the HTTP API and MCP are built from (tests use it for in-process MCP). */
   web: WebServices;
-  stop(): Promise<void>;
+  /** Stops every part; resolves to the names of those that failed or did not finish in time. */
+  stop(): Promise<string[]>;
 }
 
 export async function serve(config: Config, log: Logger, opts: { engine?: InferenceEngine } = {}): Promise<RunningPsyche> {
-  const stack = new StopStack();
+  const stack = new StopStack(stopStepLimitMs(config));
   const s = { config, log, stack };
   const stop = () => stack.unwind((name, err) => log.error({ err }, `stopping ${name} failed`));
   try {

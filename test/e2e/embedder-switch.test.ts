@@ -7,8 +7,9 @@ import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { lexicalEmbedding } from "../../src/memory/lexical-embedding.js";
 import { toVector } from "../../src/db/sql/memories.js";
 import { startPsyche } from "../helpers/psyche.js";
+import { serverDir } from "../helpers/testdir.js";
 
-const dir = t.testdir();
+const dir = serverDir(t);
 const facts = Array.from({ length: 40 }, (_, i) => `Fact number ${i}: the ${["red", "green", "blue", "gold"][i % 4]} box holds ${i * 3} marbles`);
 
 t.test("memories made with the built-in embedder", async (t) => {

@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { startCli } from "../helpers/processes.js";
 import { until } from "../helpers/until.js";
+import { EMBEDDED_ONLY } from "../helpers/postgres.js";
+import { serverDir } from "../helpers/testdir.js";
 
 t.test("a refused secret is never echoed by the configuration's error", async (t) => {
   for (const [flags, secret] of [
@@ -19,8 +21,8 @@ t.test("a refused secret is never echoed by the configuration's error", async (t
   }
 });
 
-t.test("serve at the default log level: nothing said to it, stored in it, or refused by it reaches the log", async (t) => {
-  const dataDir = t.testdir();
+t.test("serve at the default log level: nothing said to it, stored in it, or refused by it reaches the log", { skip: EMBEDDED_ONLY }, async (t) => {
+  const dataDir = serverDir(t);
   const key = "the-right-key-0001";
   const psyche = await startCli(
     ["serve", "--data-dir", dataDir, "--port", "0", "--db-port", "0", "--threads", "1", "--api-key", key],
@@ -73,8 +75,8 @@ t.test("serve at the default log level: nothing said to it, stored in it, or ref
   t.equal(statSync(join(dataDir, "pgdata.pid"), { throwIfNoEntry: false })?.mode, undefined, "the pid file is gone after a clean stop");
 });
 
-t.test("the embedded database's pid file is mode 0600 while it runs", async (t) => {
-  const dataDir = t.testdir();
+t.test("the embedded database's pid file is mode 0600 while it runs", { skip: EMBEDDED_ONLY }, async (t) => {
+  const dataDir = serverDir(t);
   const db = await startCli(["db", "--data-dir", dataDir, "--db-port", "0"], { PSYCHE_LOG_LEVEL: "warn" }, /(postgresql:\/\/\S+)/);
   t.teardown(() => void db.child.kill("SIGKILL"));
   t.equal(statSync(join(dataDir, "pgdata.pid")).mode & 0o777, 0o600);

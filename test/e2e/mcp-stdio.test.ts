@@ -11,8 +11,10 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { packageRoot } from "../../src/paths.js";
 import { CLI, runCli } from "../helpers/processes.js";
 import { startPsyche, testConfig } from "../helpers/psyche.js";
+import { testDatabaseUrl } from "../helpers/postgres.js";
 import { serve } from "../../src/processes/serve.js";
 import { createLogger } from "../../src/log.js";
+import { serverDir } from "../helpers/testdir.js";
 
 if (!existsSync(CLI)) {
   t.fail(`${CLI} is missing: run npm run build (npm test does)`);
@@ -92,8 +94,10 @@ t.test("no server running: a clear message and exit 1", async (t) => {
 });
 
 t.test("the server restarts under a running bridge: a clear error meanwhile, then it works again", async (t) => {
-  const dir = t.testdir();
-  const first = await serve(testConfig(dir, { recallPromptTokens: 0 }), createLogger("silent"));
+  const dir = serverDir(t);
+  const databaseUrl = await testDatabaseUrl(dir);
+  const db = databaseUrl ? { databaseUrl } : {};
+  const first = await serve(testConfig(dir, { ...db, recallPromptTokens: 0 }), createLogger("silent"));
   const port = first.port;
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: env({ PSYCHE_SERVER_URL: first.url }), stderr: "pipe" });
   const client = new Client({ name: "psyche-stdio-test", version: "0" });
@@ -102,7 +106,7 @@ t.test("the server restarts under a running bridge: a clear error meanwhile, the
   t.notOk(((await client.callTool({ name: "get_emotion", arguments: {} })) as CallToolResult).isError);
   await first.stop();
   await t.rejects(client.callTool({ name: "get_emotion", arguments: {} }), /did not answer/, "a request while the server is down is answered with an error");
-  const second = await serve(testConfig(dir, { recallPromptTokens: 0, port }), createLogger("silent"));
+  const second = await serve(testConfig(dir, { ...db, recallPromptTokens: 0, port }), createLogger("silent"));
   t.teardown(() => second.stop());
   const after = (await client.callTool({ name: "get_emotion", arguments: {} })) as CallToolResult;
   t.notOk(after.isError, "the same bridge works with the restarted server: nothing was held between requests");

@@ -7,13 +7,15 @@ import { existsSync } from "node:fs";
 import { createPool } from "../../src/db/pool.js";
 import { CLI, runCli, startCli, type Proc } from "../helpers/processes.js";
 import { until } from "../helpers/until.js";
+import { EMBEDDED_ONLY, testDatabaseUrl } from "../helpers/postgres.js";
+import { serverDir } from "../helpers/testdir.js";
 
 if (!existsSync(CLI)) {
   t.fail(`${CLI} is missing: run npm run build (npm test does)`);
   process.exit(1);
 }
 
-const dataDir = t.testdir();
+const dataDir = serverDir(t);
 const quietEnv = { PSYCHE_LOG_LEVEL: "warn", PSYCHE_DATA_DIR: dataDir };
 const procs: Proc[] = [];
 t.teardown(async () => {
@@ -22,10 +24,15 @@ t.teardown(async () => {
   }
 });
 
-const db = await startCli(["db", "--db-port", "0"], quietEnv, /(postgresql:\/\/\S+)/);
-procs.push(db);
-const env = { ...quietEnv, DATABASE_URL: db.match[1]!, PSYCHE_POLL_MS: "100", PSYCHE_HEARTBEAT_MS: "500", PSYCHE_THREADS: "1", PSYCHE_MAX_TOKENS: "4000", PSYCHE_DREAM_DELAY_SECONDS: "0" };
+// `psyche db`, or with PSYCHE_TEST_POSTGRES a real PostgreSQL, where LISTEN/NOTIFY crosses processes.
+const realPostgres = await testDatabaseUrl(dataDir);
+const db = realPostgres ? undefined : await startCli(["db", "--db-port", "0"], quietEnv, /(postgresql:\/\/\S+)/);
+if (db) procs.push(db);
+const env = { ...quietEnv, DATABASE_URL: realPostgres ?? db!.match[1]!, PSYCHE_POLL_MS: "100", PSYCHE_HEARTBEAT_MS: "500", PSYCHE_THREADS: "1", PSYCHE_MAX_TOKENS: "4000", PSYCHE_DREAM_DELAY_SECONDS: "0" };
 const pool = createPool(env.DATABASE_URL, 2);
+t.teardown(async () => {
+  if (!pool.ending) await pool.end();
+});
 
 t.test("migrate applies, then finds nothing to do", async (t) => {
   const first = await runCli(["migrate"], env);
@@ -119,9 +126,10 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(await inference.exited, 0, "inference exits 0 on SIGTERM");
 });
 
-t.test("a chat sent to the web process wakes a dream in the inference process within 1 s, no signal between them", async (t) => {
+t.test("a chat sent to the web process wakes a dream in the inference process within 1 s", async (t) => {
   // Separate processes on the embedded database: LISTEN/NOTIFY does not cross its socket, so
-  // only the reverie's poll (--poll-ms 100 here) can see the waiting chat.
+  // only the reverie's poll (--poll-ms 100 here) can see the waiting chat. On a real
+  // PostgreSQL the web process's signal reaches it too.
   const web = await startCli(["web", "--port", "0"], env, /listening on (http:\/\/\S+)/);
   procs.push(web);
   const url = web.match[1]!;
@@ -151,8 +159,8 @@ t.test("a chat sent to the web process wakes a dream in the inference process wi
   t.equal(await inference.exited, 0);
 });
 
-t.test("the embedded database exits 0 on SIGTERM and frees its port", async (t) => {
+t.test("the embedded database exits 0 on SIGTERM and frees its port", { skip: EMBEDDED_ONLY }, async (t) => {
   await pool.end();
-  db.child.kill("SIGTERM");
-  t.equal(await db.exited, 0);
+  db!.child.kill("SIGTERM");
+  t.equal(await db!.exited, 0);
 });

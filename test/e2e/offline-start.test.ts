@@ -8,6 +8,8 @@ import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { runCli, startCli } from "../helpers/processes.js";
+import { EMBEDDED_ONLY } from "../helpers/postgres.js";
+import { serverDir } from "../helpers/testdir.js";
 
 /** Accepts connections and never answers. */
 const blackHole = createServer((s) => sockets.push(s));
@@ -19,8 +21,8 @@ t.teardown(() => {
   blackHole.close();
 });
 
-t.test("serve with a model file listens within the limit on a hub that never answers, on the built-in embedder", async (t) => {
-  const dataDir = t.testdir();
+t.test("serve with a model file listens within the limit on a hub that never answers, on the built-in embedder", { skip: EMBEDDED_ONLY }, async (t) => {
+  const dataDir = serverDir(t);
   const model = ensureTinyModel(join(dataDir, "own")); // a .gguf file of the user's: no `tiny` shortcut
   const started = Date.now();
   const psyche = await startCli(
@@ -42,8 +44,8 @@ t.test("serve with a model file listens within the limit on a hub that never ans
   t.equal(await psyche.exited, 0);
 });
 
-t.test("psyche model pull: a model already in the data directory is not fetched again; a bad URI is a usage error", async (t) => {
-  const dataDir = t.testdir();
+t.test("psyche model pull: a model already in the data directory is not fetched again; a bad URI is a usage error", { skip: EMBEDDED_ONLY }, async (t) => {
+  const dataDir = serverDir(t);
   mkdirSync(join(dataDir, "models"), { recursive: true });
   // Where node-llama-cpp keeps this URI's file once downloaded.
   writeFileSync(join(dataDir, "models", "hf_ChristianAzinn_bge-small-en-v1.5.Q8_0.gguf"), "stands in for the model");

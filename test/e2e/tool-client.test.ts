@@ -8,8 +8,9 @@ import OpenAI from "openai";
 import { FileToolClient } from "../helpers/file-tool-client.js";
 import { ScriptedEngine, sinceUser } from "../helpers/scripted-engine.js";
 import { startPsyche } from "../helpers/psyche.js";
+import { serverDir } from "../helpers/testdir.js";
 
-const dir = t.testdir();
+const dir = serverDir(t);
 const workspace = join(dir, "workspace");
 mkdirSync(join(workspace, "src"), { recursive: true });
 writeFileSync(join(workspace, "README.md"), "# Psyche\nA server with a memory.\n");

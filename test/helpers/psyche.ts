@@ -1,11 +1,14 @@
 // Starts a real Psyche (embedded Postgres, pg-boss, tiny GGUF model, HTTP on port 0) for a
 // test file, in a tap test directory that is kept when the test fails. Nothing dreams or
-// consolidates by itself unless a test asks (dreamDelaySeconds, consolidation).
+// consolidates by itself unless a test asks (dreamDelaySeconds, consolidation). With
+// PSYCHE_TEST_POSTGRES, a real PostgreSQL instead of the embedded one (helpers/postgres.ts).
 import type { Test } from "tap";
 import { loadConfig, type Config } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { serve, type RunningPsyche } from "../../src/processes/serve.js";
 import type { InferenceEngine } from "../../src/inference/engine.js";
+import { testDatabaseUrl } from "./postgres.js";
+import { serverDir } from "./testdir.js";
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
   return loadConfig(
@@ -15,9 +18,17 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
 }
 
 export async function startPsyche(t: Test, overrides: Record<string, unknown> = {}, opts: { engine?: InferenceEngine } = {}): Promise<RunningPsyche & { config: Config }> {
-  const config = testConfig(t.testdir(), overrides);
+  const dir = serverDir(t);
+  // A test that restarts on one data directory (overrides.dataDir) finds its database again.
+  const databaseUrl = await testDatabaseUrl(typeof overrides.dataDir === "string" ? overrides.dataDir : dir);
+  const config = testConfig(dir, { ...(databaseUrl ? { databaseUrl } : {}), ...overrides });
   const psyche = await serve(config, createLogger(config.logLevel), opts);
-  t.teardown(() => psyche.stop());
+  t.teardown(async () => {
+    // A part that failed or hung while stopping is named here (the test's log is silent), so
+    // a stuck shutdown shows which part instead of a file timeout.
+    const troubled = await psyche.stop();
+    if (troubled.length) console.error(`# stopping Psyche: ${troubled.join(", ")} failed or did not finish in time`);
+  });
   return { ...psyche, config };
 }
 

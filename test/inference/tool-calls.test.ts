@@ -8,8 +8,9 @@ import { offeredFunctions, wholeJsonObject } from "../../src/inference/llama-eng
 import { toGrammarSchema, ToolSchemaError } from "../../src/tools/grammar-schema.js";
 import { argumentProblems } from "../../src/tools/arguments.js";
 import { createLogger } from "../../src/log.js";
+import { serverDir } from "../helpers/testdir.js";
 
-const dataDir = t.testdir();
+const dataDir = serverDir(t);
 const engine = await createLlamaEngine({ model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 1, contextSize: 4096 }, createLogger("silent"));
 t.teardown(() => engine.dispose());
 
