@@ -1,6 +1,7 @@
 // The embedded Postgres: PGlite with pgvector, persisted in the data directory, served
 // over the Postgres wire protocol so `pg`, pg-boss and psql take their ordinary code path.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
@@ -8,6 +9,8 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import { keepProtocolGroupsTogether } from "./protocol-groups.js";
 import { acquirePidLock, type PidLock } from "./pid-lock.js";
 import { UserError } from "../errors.js";
+import { embeddedPassword, embeddedUrl } from "./embedded-password.js";
+import { startPasswordGate, type PasswordGate } from "./password-gate.js";
 
 export interface EmbeddedDatabaseOptions {
   /** The data directory; the database lives in `<dataDir>/pgdata`. */
@@ -20,7 +23,7 @@ export interface EmbeddedDatabaseOptions {
 }
 
 export interface EmbeddedDatabase {
-  /** `postgresql://postgres@host:port/postgres`, usable by pg, pg-boss and psql. */
+  /** `postgresql://postgres:<password>@host:port/postgres`, usable by pg, pg-boss and psql. */
   connectionString: string;
   port: number;
   /** The in-process PGlite, for LISTEN/NOTIFY inside this process. */
@@ -56,12 +59,22 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     throw err;
   }
   const host = options.host ?? "127.0.0.1";
-  const server = new PGLiteSocketServer({ db: pglite, host, port: options.port, maxConnections: options.maxConnections ?? 64 });
+  const password = embeddedPassword(options.dataDir);
+  // pglite-socket itself on a Unix socket in a private (0700) directory; the TCP port is the
+  // password gate's (db/password-gate.ts). The directory is a short temporary one: a socket's
+  // path has a length limit that a deep data directory would pass.
+  const socketDir = mkdtempSync(join(tmpdir(), "psyche-db-"));
+  const socketPath = join(socketDir, ".s.PGSQL");
+  const server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: options.maxConnections ?? 64 });
   keepProtocolGroupsTogether(server);
+  let gate: PasswordGate;
   try {
     await server.start();
+    gate = await startPasswordGate({ host, port: options.port, password, target: socketPath });
   } catch (err) {
+    await server.stop().catch(() => undefined);
     await pglite.close();
+    rmSync(socketDir, { recursive: true, force: true });
     lock.release();
     if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
       throw new DatabaseInUseError(
@@ -71,17 +84,19 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     }
     throw err;
   }
-  const port = Number(server.getServerConn().split(":").pop());
+  const port = gate.port;
   let stopped = false;
   return {
-    connectionString: `postgresql://postgres@${host}:${port}/postgres`,
+    connectionString: embeddedUrl(host, port, password),
     port,
     pglite,
     async stop() {
       if (stopped) return;
       stopped = true;
+      await gate.close();
       await server.stop();
       await pglite.close();
+      rmSync(socketDir, { recursive: true, force: true });
       lock.release();
     },
   };

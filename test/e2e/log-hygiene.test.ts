@@ -2,7 +2,7 @@
 // Logs at the default level carry no prompt, reply, memory or tool-argument text, and no key,
 // not even a refused one; the file that holds the database's process id is the owner's alone.
 import t from "tap";
-import { statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { startCli } from "../helpers/processes.js";
@@ -70,6 +70,12 @@ t.test("serve at the default log level: nothing said to it, stored in it, or ref
     t.notOk(log.includes(marker), `the log holds no ${marker}`);
   }
   if (reply.trim().length >= 12) t.notOk(log.includes(reply.trim()), "nor the reply");
+  // The embedded database's password is shown once, in the psql line on stdout, and never logged.
+  const password = readFileSync(join(dataDir, "pgpassword"), "utf8").trim();
+  const logLines = log.split("\n").filter((line) => line.startsWith("{"));
+  t.ok(logLines.length > 5);
+  t.notOk(logLines.some((line) => line.includes(password)), "no log line holds the database's password");
+  t.match(log, new RegExp(`psql "postgresql://postgres:${password}@127\\.0\\.0\\.1:\\d+/postgres"`), "the psql line carries it");
   t.match(log, /break the tool's schema/, "the broken call was logged");
   t.notOk(log.includes(JSON.stringify(args).slice(1, -1)) || log.includes(args), "without its arguments");
   t.equal(statSync(join(dataDir, "pgdata.pid"), { throwIfNoEntry: false })?.mode, undefined, "the pid file is gone after a clean stop");
