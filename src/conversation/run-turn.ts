@@ -14,6 +14,7 @@ import type { Recall } from "../memory/recall.js";
 import type { ServerTools } from "../memory/memory-tools.js";
 import type { GenerateResult, InferenceEngine, PromptMessage } from "../inference/engine.js";
 import type { GeneratedToolCall } from "../tools/types.js";
+import { formatInstruction } from "../tools/response-format.js";
 import { EventWriter } from "./event-writer.js";
 
 export interface RunTurnDeps {
@@ -127,7 +128,9 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
   });
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
   try {
-    const context = await recallFor(deps, turn.prompt_messages, controller.signal, log);
+    const recalled = await recallFor(deps, turn.prompt_messages, controller.signal, log);
+    // Beside the memories, so the transcript before them stays the cached prefix.
+    const context = turn.response_format ? [recalled, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : recalled;
     const result = await generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, context), sofar, controller.signal, (text, tokens) =>
       writer.push(text, tokens),
     );
@@ -221,6 +224,7 @@ async function generateWithServerTools(
       tools: choice === "none" ? undefined : iteration === 0 && choice === "required" ? clientTools : tools.length ? tools : undefined,
       toolChoice: iteration === 0 ? choice : "auto",
       parallelToolCalls: turn.parallel_tool_calls ?? undefined,
+      responseFormat: turn.response_format ?? undefined,
       signal,
       onText,
     });

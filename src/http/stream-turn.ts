@@ -6,6 +6,7 @@ import type { TurnFollower } from "../conversation/follow-turn.js";
 import { getTurn } from "../db/sql/turns.js";
 import type { WebServices } from "../web-services.js";
 import { chunk, type ChunkBase, openAiFinish, sseEvent, usageChunk, usageOf } from "./sse.js";
+import { replyReport } from "./tools.js";
 
 export interface StreamTurnOptions {
   follower: TurnFollower;
@@ -36,14 +37,14 @@ export function streamTurn(c: Context, deps: WebServices, o: StreamTurnOptions):
           await s.write(sseEvent(chunk(o.base, { content: event.content }), event.seq));
         } else if (event.kind === "done") {
           const finish = openAiFinish(event.content as "stop" | "length" | "cancelled" | "tool_calls");
-          const turn = finish === "tool_calls" || o.includeUsage ? await getTurn(deps.pool, o.follower.turnId) : undefined;
+          const turn = await getTurn(deps.pool, o.follower.turnId);
           // Each call as the openai SDK accumulates it: id, type and name first, then the arguments.
           for (const [index, call] of (finish === "tool_calls" ? (turn?.tool_calls ?? []) : []).entries()) {
             await s.write(sseEvent(chunk(o.base, { tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })));
             await s.write(sseEvent(chunk(o.base, { tool_calls: [{ index, function: { arguments: call.arguments } }] })));
           }
-          const problems = turn?.tool_calls?.some((tc) => tc.problems.length) ? Object.fromEntries(turn.tool_calls.map((tc) => [tc.id, tc.problems])) : undefined;
-          await s.write(sseEvent({ ...chunk(o.base, {}, finish), ...(problems ? { psyche: { tool_call_problems: problems } } : {}) }, event.seq));
+          const report = replyReport(turn);
+          await s.write(sseEvent({ ...chunk(o.base, {}, finish), ...(Object.keys(report).length ? { psyche: report } : {}) }, event.seq));
           if (o.includeUsage) {
             await s.write(sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0))));
           }

@@ -1,6 +1,7 @@
 // What the worker needs from a model. LlamaEngine is the real one; tests of pure logic may
 // script one, never the end-to-end path.
 import type { GeneratedToolCall, ToolCall, ToolChoice, ToolSpec } from "../tools/types.js";
+import type { ResponseFormat } from "../tools/response-format.js";
 
 export interface PromptMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -31,6 +32,8 @@ export interface GenerateRequest {
   toolChoice?: ToolChoice | undefined;
   /** false: at most one call per reply. */
   parallelToolCalls?: boolean | undefined;
+  /** The reply must be JSON (of this schema): generation is held to it by a grammar. Not with tools. */
+  responseFormat?: ResponseFormat | undefined;
   /** Which context sequence: dreams have their own, so they neither see nor evict a chat's cache. */
   sequence?: "chat" | "dream" | undefined;
 }

@@ -8,6 +8,7 @@ import {
   type Llama,
   LlamaChat,
   type LlamaContext,
+  type LlamaGrammar,
   type LlamaModel,
   LlamaText,
   resolveChatWrapper,
@@ -16,6 +17,7 @@ import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage } 
 import { argumentProblems } from "../tools/arguments.js";
 import { toGrammarSchema } from "../tools/grammar-schema.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
+import type { ResponseFormat } from "../tools/response-format.js";
 
 export interface LlamaEngineOptions {
   llama: Llama;
@@ -79,6 +81,7 @@ export class LlamaEngine implements InferenceEngine {
   readonly modelName: string;
   private readonly chatWrapper: ChatWrapper;
   private readonly chats = new Map<"chat" | "dream", LlamaChat>();
+  private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
   private queue: Promise<unknown> = Promise.resolve();
   /** While set, the next generation must open with a function call (tool_choice required/named). */
   private forcing = false;
@@ -191,6 +194,7 @@ export class LlamaEngine implements InferenceEngine {
           unreported = 0;
         },
       };
+      const grammar = !functions && request.responseFormat ? await this.grammarFor(request.responseFormat) : undefined;
       const generation = functions
         ? this.chatSession(request.sequence).generateResponse(history, {
             ...common,
@@ -205,11 +209,18 @@ export class LlamaEngine implements InferenceEngine {
               }
             },
           })
-        : this.chatSession(request.sequence).generateResponse(history, common);
+        : this.chatSession(request.sequence).generateResponse(history, {
+            ...common,
+            ...(grammar ? { grammar, onTextChunk: (chunk: string) => {
+              common.onTextChunk(chunk);
+              // The grammar ends with the JSON, but a model may pad it with whitespace to max_tokens.
+              if (wholeJsonValue(text)) callDone.abort();
+            } } : {}),
+          });
       // Stopping a forced call once its arguments are whole throws node-llama-cpp's abort
       // (nothing was generated as text); the call is what was wanted.
       const result = await generation.catch((err: unknown) => {
-        if (callDone.signal.aborted && calls.some((c) => c.complete)) return undefined;
+        if (callDone.signal.aborted && (calls.some((c) => c.complete) || grammar)) return undefined;
         throw err;
       });
       const made = calls.some((c) => c.complete)
@@ -227,13 +238,25 @@ export class LlamaEngine implements InferenceEngine {
         ? "tool_calls"
         : reason === "maxTokens"
           ? "length"
-          : reason === "abort" || request.signal?.aborted
+          : request.signal?.aborted || (reason === "abort" && !callDone.signal.aborted)
             ? "cancelled"
             : "stop";
       return { text, finishReason, promptTokens, completionTokens, toolCalls };
     } finally {
       this.forcing = false;
     }
+  }
+
+  /** The grammar for a response format, made once per schema (making one costs milliseconds). */
+  private grammarFor(format: ResponseFormat): Promise<LlamaGrammar> {
+    const key = JSON.stringify(format.type === "json_object" ? format.type : format.schema);
+    let grammar = this.grammars.get(key);
+    if (!grammar) {
+      grammar = format.type === "json_object" ? this.options.llama.getGrammarFor("json") : this.options.llama.createGrammarForJsonSchema(toGrammarSchema(format.schema) as Parameters<Llama["createGrammarForJsonSchema"]>[0]);
+      if (this.grammars.size > 100) this.grammars.clear();
+      this.grammars.set(key, grammar);
+    }
+    return grammar;
   }
 
   async dispose(): Promise<void> {
@@ -254,6 +277,19 @@ export function offeredFunctions(request: Pick<GenerateRequest, "tools" | "toolC
     tools.map((t) => [t.name, { ...(t.description ? { description: t.description } : {}), params: toGrammarSchema(t.parameters) }]),
   );
   return { functions, forced: choice !== "auto" };
+}
+
+/** True when `text` is one complete JSON value (a reply held to a response format). */
+export function wholeJsonValue(text: string): boolean {
+  const trimmed = text.trim();
+  if (!trimmed) return false;
+  try {
+    JSON.parse(trimmed);
+    // A number or a word could still go on; an object, an array or a string has ended.
+    return /[}\]"]$/.test(trimmed);
+  } catch {
+    return false;
+  }
 }
 
 /** True when `text` is one complete JSON object. */

@@ -3,8 +3,9 @@
 // formats, a null the grammar allowed for an optional property).
 import { Ajv, type ValidateFunction } from "ajv";
 import type { GeneratedToolCall, ToolSpec } from "./types.js";
+import { withFormats } from "./formats.js";
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+const ajv = withFormats(new Ajv({ allErrors: true, strict: false }));
 const compiled = new Map<string, ValidateFunction | string>();
 
 function validatorFor(schema: Record<string, unknown> | undefined): ValidateFunction | string {

@@ -1,5 +1,6 @@
 import type { Queryable } from "../pool.js";
 import type { CheckedToolCall, ToolCall, ToolChoice, ToolSpec } from "../../tools/types.js";
+import type { ResponseFormat } from "../../tools/response-format.js";
 import { messageArrays, type NewMessage } from "./conversations.js";
 
 
@@ -35,6 +36,7 @@ export interface Turn {
   tool_choice: ToolChoice | null;
   tool_calls: CheckedToolCall[] | null;
   parallel_tool_calls: boolean | null;
+  response_format: ResponseFormat | null;
 }
 
 const TURN_COLUMNS = "t.*";
@@ -51,6 +53,7 @@ export interface NewTurn {
   tools?: ToolSpec[] | null;
   toolChoice?: ToolChoice | null;
   parallelToolCalls?: boolean | null;
+  responseFormat?: ResponseFormat | null;
 }
 
 export interface TurnWithMessages extends NewTurn {
@@ -76,8 +79,8 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
        update messages set superseded_at = now()
        where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls)
-       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21) returning id),
+       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format)
+       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb) returning id),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
        select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
@@ -101,6 +104,7 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.tools?.length ? JSON.stringify(t.tools) : null,
       t.toolChoice ? JSON.stringify(t.toolChoice) : null,
       t.parallelToolCalls ?? null,
+      t.responseFormat ? JSON.stringify(t.responseFormat) : null,
     ],
   );
 }

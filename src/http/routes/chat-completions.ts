@@ -11,7 +11,8 @@ import { ChatCompletionRequestSchema } from "../schemas/chat.js";
 import { openAiFinish, usageOf } from "../sse.js";
 import { streamTurn } from "../stream-turn.js";
 import { requestTools } from "../../tools/request-tools.js";
-import { toolCallsJson } from "../tools.js";
+import { requestResponseFormat } from "../../tools/response-format.js";
+import { replyReport, toolCallsJson } from "../tools.js";
 
 /** Headers a client may name its conversation with (README: "The API"). */
 const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
@@ -25,6 +26,7 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
     if (!parsed.success) throw fromZodError(parsed.error);
     const req = parsed.data;
     const { tools, toolChoice } = requestTools(req);
+    const responseFormat = requestResponseFormat(req.response_format, tools !== null && toolChoice !== "none");
     if (req.model !== deps.modelId) throw modelNotFound(req.model, deps.modelId);
     const maxTokens = replyBudget(req.max_completion_tokens ?? req.max_tokens, deps.maxTokens);
     const rawId = CONVERSATION_HEADERS.map((h) => c.req.header(h)).find((v) => v !== undefined) ?? req.metadata?.conversation_id;
@@ -49,6 +51,7 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
         tools,
         toolChoice,
         parallelToolCalls: req.parallel_tool_calls ?? null,
+        responseFormat,
         model: req.model,
         temperature: req.temperature ?? null,
         topP: req.top_p ?? null,
@@ -95,7 +98,7 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
       psyche: {
         conversation_id: started.conversationId,
         turn_id: started.turnId,
-        ...(turn.tool_calls?.some((tc) => tc.problems.length) ? { tool_call_problems: Object.fromEntries(turn.tool_calls.map((tc) => [tc.id, tc.problems])) } : {}),
+        ...replyReport(turn),
       },
     });
   });

@@ -1,6 +1,7 @@
 // POST /v1/chat/completions, as OpenAI defines it, for the parts Psyche serves.
 import { z } from "zod";
 import { functionName, ToolChoiceSchema, ToolDefinitionSchema } from "../../tools/schemas.js";
+import { ResponseFormatSchema } from "../../tools/response-format.js";
 
 const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() });
 const ContentPartSchema = z.union([
@@ -70,5 +71,6 @@ export const ChatCompletionRequestSchema = z.object({
   tools: z.array(ToolDefinitionSchema).max(128).nullish(),
   tool_choice: ToolChoiceSchema.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  response_format: ResponseFormatSchema.nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
