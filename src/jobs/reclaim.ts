@@ -1,11 +1,13 @@
 // Turns held by a dead inference worker go back to the queue under a new job; the next
 // worker continues from the text already streamed, so nothing is lost or said twice.
 // A worker is dead when its heartbeat is stale, or at once when it ran on this host and
-// its process is gone (a restart after a crash need not wait for the heartbeat to age).
+// its process is gone (a restart after a crash need not wait for the heartbeat to age). A job
+// fetched by a worker that died before it took the job up is rescued too.
 import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
-import { failTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/sql/turns.js";
+import { failTurn, moveQueuedTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/sql/turns.js";
+import { strandedJobs } from "../db/sql/pgboss-jobs.js";
 import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "./bus.js";
@@ -59,6 +61,35 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
       deps.log.warn({ turnId: t.id, deadWorker: t.worker_id }, "reclaimed a turn from a worker that stopped; retrying it");
     }
   }
+  requeued.push(...(await rescueStrandedJobs(deps)));
   if (requeued.length) deps.bus.notify(Channel.jobs);
   return requeued;
+}
+
+/**
+ * A worker killed between fetching a job and taking it up leaves the job active and its turn
+ * queued (db/sql/pgboss-jobs.ts, strandedJobs): the turn moves to a new job, a reverie's job is
+ * cancelled (the scheduler queues the next one). Returns the turns moved.
+ */
+async function rescueStrandedJobs(deps: ReclaimDeps): Promise<string[]> {
+  const moved: string[] = [];
+  for (const job of await strandedJobs(deps.pool, INFERENCE_QUEUE, deps.staleMs)) {
+    const ok = await inTransaction(deps.pool, async (client) => {
+      const db = inTransactionDb(client);
+      if (job.turn_id) {
+        const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: job.turn_id }, { priority: Priority.chat, db });
+        if (!jobId) throw new Error("pg-boss did not accept the retry job");
+        if (!(await moveQueuedTurn(client, job.turn_id, job.id, jobId))) throw new Error("turn changed hands");
+      }
+      await deps.boss.cancel(INFERENCE_QUEUE, job.id, { db });
+      return true;
+    }).catch((err: unknown) => {
+      deps.log.debug({ err, jobId: job.id }, "stranded job not rescued");
+      return false;
+    });
+    if (!ok) continue;
+    if (job.turn_id) moved.push(job.turn_id);
+    deps.log.warn({ jobId: job.id, kind: job.kind, turnId: job.turn_id }, "a worker stopped between fetching a job and taking it up; " + (job.turn_id ? "the turn is queued again" : "the job is cancelled"));
+  }
+  return moved;
 }

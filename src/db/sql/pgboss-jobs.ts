@@ -78,3 +78,20 @@ export async function closeAbandonedEntries(db: Queryable, staleMs: number): Pro
   );
   return res.rows;
 }
+
+/**
+ * Jobs a worker fetched and then died with before it took them up: a chat whose turn is still
+ * queued, or a reverie with no journal entry, active for longer than `staleMs` (a live worker
+ * claims a turn or opens its entry within milliseconds of the fetch). pg-boss would expire them
+ * only after the queue's expiry (an hour), and a stranded job keeps the dream scheduler waiting.
+ */
+export async function strandedJobs(db: Queryable, queue: string, staleMs: number): Promise<{ id: string; kind: string; turn_id: string | null }[]> {
+  const res = await db.query<{ id: string; kind: string; turn_id: string | null }>(
+    `select j.id, j.data->>'kind' as kind, t.id as turn_id
+     from pgboss.job j left join turns t on t.job_id = j.id and j.data->>'kind' = 'chat'
+     where j.name = $1 and j.state = 'active' and j.started_on < now() - make_interval(secs => $2::float8 / 1000)
+       and (t.status = 'queued' or (j.data->>'kind' <> 'chat' and not exists (select 1 from dream_journal d where d.job_id = j.id)))`,
+    [queue, staleMs],
+  );
+  return res.rows;
+}

@@ -220,6 +220,12 @@ export async function requeueTurn(db: Queryable, id: string, fromWorker: string 
   return res.rowCount === 1;
 }
 
+/** Moves a turn that is still queued from a stranded job to a new one (jobs/reclaim.ts). */
+export async function moveQueuedTurn(db: Queryable, id: string, fromJob: string, toJob: string): Promise<boolean> {
+  const res = await db.query("update turns set job_id = $3 where id = $1 and status = 'queued' and job_id = $2", [id, fromJob, toJob]);
+  return res.rowCount === 1;
+}
+
 export interface TurnExchange {
   status: TurnStatus;
   conversation_id: string;

@@ -1,0 +1,49 @@
+// A worker killed between fetching a job and taking it up (found by the soak, bench/soak/):
+// the chat's turn stayed queued behind an active job that pg-boss would expire only after an
+// hour. Reclaim moves such a turn to a new job and cancels such a reverie; a fresh fetch is
+// left alone, and the next worker's fetch takes the turn up.
+import t from "tap";
+import { hostname } from "node:os";
+import { randomUUID } from "node:crypto";
+import { reclaimOrphanedTurns } from "../../src/jobs/reclaim.js";
+import { INFERENCE_QUEUE, Priority } from "../../src/jobs/queue.js";
+import { createLogger } from "../../src/log.js";
+import { startPsyche } from "../helpers/psyche.js";
+import { claimTurn } from "../../src/db/sql/turns.js";
+
+t.test("a stranded chat job is replaced and its turn taken up; a stranded reverie is cancelled", async (t) => {
+  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
+  const { pool, boss, bus } = psyche.db;
+  await psyche.worker.stop(1000);
+  const deps = { pool, boss, bus, log: createLogger("silent"), workerId: randomUUID(), host: hostname() };
+
+  const res = await fetch(`${psyche.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true }),
+  });
+  const turnId = res.headers.get("x-psyche-turn")!;
+  // The "dead" worker: it fetched the chat, then nothing.
+  const [fetched] = await boss.fetch(INFERENCE_QUEUE);
+  t.equal(fetched!.id, (await pool.query("select job_id from turns where id = $1", [turnId])).rows[0].job_id);
+  const dreamJob = await boss.send(INFERENCE_QUEUE, { kind: "dream", maxTokens: 8 }, { priority: Priority.dream });
+  const [fetchedDream] = await boss.fetch(INFERENCE_QUEUE);
+  t.equal(fetchedDream!.id, dreamJob);
+
+  t.same(await reclaimOrphanedTurns({ ...deps, staleMs: 60_000 }), [], "a fetch younger than the stale limit is a live worker's");
+  await new Promise((r) => setTimeout(r, 300));
+  t.same(await reclaimOrphanedTurns({ ...deps, staleMs: 100 }), [turnId], "the turn is moved");
+  const turn = (await pool.query("select status, job_id from turns where id = $1", [turnId])).rows[0];
+  t.equal(turn.status, "queued");
+  t.not(turn.job_id, fetched!.id, "to a new job");
+  const states = await pool.query("select id, state::text from pgboss.job where id = any($1::uuid[])", [[fetched!.id, dreamJob, turn.job_id]]);
+  const state = Object.fromEntries(states.rows.map((r) => [r.id, r.state]));
+  t.same(state, { [fetched!.id]: "cancelled", [dreamJob!]: "cancelled", [turn.job_id]: "created" });
+  t.same(await reclaimOrphanedTurns({ ...deps, staleMs: 100 }), [], "once");
+
+  // The next worker's fetch gets the new job, and with it the turn.
+  const [next] = await boss.fetch(INFERENCE_QUEUE);
+  t.equal(next!.id, turn.job_id);
+  t.ok(await claimTurn(pool, turnId, next!.id, deps.workerId), "the turn is claimed with the new job");
+  await res.body?.cancel();
+});
