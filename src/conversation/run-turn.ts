@@ -225,6 +225,9 @@ async function generateWithServerTools(
       toolChoice: iteration === 0 ? choice : "auto",
       parallelToolCalls: turn.parallel_tool_calls ?? undefined,
       responseFormat: turn.response_format ?? undefined,
+      presencePenalty: turn.presence_penalty ?? undefined,
+      frequencyPenalty: turn.frequency_penalty ?? undefined,
+      logitBias: turn.logit_bias ?? undefined,
       signal,
       onText,
     });

@@ -32,6 +32,11 @@ export interface GenerateRequest {
   toolChoice?: ToolChoice | undefined;
   /** false: at most one call per reply. */
   parallelToolCalls?: boolean | undefined;
+  /** OpenAI semantics: subtracted from a token's logit once it has appeared / per appearance. */
+  presencePenalty?: number | undefined;
+  frequencyPenalty?: number | undefined;
+  /** Token id -> bias added to its logit; -100 bans the token. */
+  logitBias?: Readonly<Record<string, number>> | undefined;
   /** The reply must be JSON (of this schema): generation is held to it by a grammar. Not with tools. */
   responseFormat?: ResponseFormat | undefined;
   /** Which context sequence: dreams have their own, so they neither see nor evict a chat's cache. */

@@ -12,6 +12,8 @@ import {
   type LlamaModel,
   LlamaText,
   resolveChatWrapper,
+  TokenBias,
+  type Token,
 } from "node-llama-cpp";
 import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage } from "./engine.js";
 import { argumentProblems } from "../tools/arguments.js";
@@ -177,6 +179,7 @@ export class LlamaEngine implements InferenceEngine {
     this.forcing = forced;
     try {
       const common = {
+        ...this.sampling(request),
         maxTokens: request.maxTokens,
         temperature: request.temperature ?? 1,
         topP: request.topP ?? undefined,
@@ -245,6 +248,28 @@ export class LlamaEngine implements InferenceEngine {
     } finally {
       this.forcing = false;
     }
+  }
+
+  /** OpenAI's presence and frequency penalties and logit_bias, as node-llama-cpp takes them. */
+  private sampling(request: GenerateRequest): { repeatPenalty?: { lastTokens: number; presencePenalty: number; frequencyPenalty: number }; tokenBias?: TokenBias } {
+    const out: ReturnType<LlamaEngine["sampling"]> = {};
+    if (request.presencePenalty || request.frequencyPenalty) {
+      // OpenAI counts over the whole reply; llama.cpp over a window: make it the reply's length.
+      out.repeatPenalty = { lastTokens: Math.max(64, request.maxTokens), presencePenalty: request.presencePenalty ?? 0, frequencyPenalty: request.frequencyPenalty ?? 0 };
+    }
+    const biases = Object.entries(request.logitBias ?? {});
+    if (biases.length) {
+      // An id past the vocabulary would index past llama.cpp's logits: refused here.
+      const vocabulary = this.options.model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length;
+      const bias = new TokenBias(this.options.model.tokenizer);
+      for (const [id, value] of biases) {
+        const token = Number(id);
+        if (vocabulary === undefined || token >= vocabulary) throw new Error(`logit_bias names token ${id}, which is not in the model's vocabulary (${vocabulary ?? "unknown"} tokens)`);
+        bias.set(token as Token, value <= -100 ? "never" : { logit: value });
+      }
+      out.tokenBias = bias;
+    }
+    return out;
   }
 
   /** The grammar for a response format, made once per schema (making one costs milliseconds). */

@@ -37,6 +37,9 @@ export interface Turn {
   tool_calls: CheckedToolCall[] | null;
   parallel_tool_calls: boolean | null;
   response_format: ResponseFormat | null;
+  presence_penalty: number | null;
+  frequency_penalty: number | null;
+  logit_bias: Record<string, number> | null;
 }
 
 const TURN_COLUMNS = "t.*";
@@ -54,6 +57,10 @@ export interface NewTurn {
   toolChoice?: ToolChoice | null;
   parallelToolCalls?: boolean | null;
   responseFormat?: ResponseFormat | null;
+  presencePenalty?: number | null;
+  frequencyPenalty?: number | null;
+  /** Token id -> bias added to its logit. */
+  logitBias?: Record<string, number> | null;
 }
 
 export interface TurnWithMessages extends NewTurn {
@@ -79,8 +86,8 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
        update messages set superseded_at = now()
        where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format)
-       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb) returning id),
+       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty, frequency_penalty, logit_bias)
+       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb, $23, $24, $25::jsonb) returning id),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
        select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
@@ -105,6 +112,9 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.toolChoice ? JSON.stringify(t.toolChoice) : null,
       t.parallelToolCalls ?? null,
       t.responseFormat ? JSON.stringify(t.responseFormat) : null,
+      t.presencePenalty ?? null,
+      t.frequencyPenalty ?? null,
+      t.logitBias && Object.keys(t.logitBias).length ? JSON.stringify(t.logitBias) : null,
     ],
   );
 }

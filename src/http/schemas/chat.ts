@@ -72,5 +72,15 @@ export const ChatCompletionRequestSchema = z.object({
   tool_choice: ToolChoiceSchema.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   response_format: ResponseFormatSchema.nullish(),
+  presence_penalty: z.number().min(-2).max(2).nullish(),
+  frequency_penalty: z.number().min(-2).max(2).nullish(),
+  logit_bias: z
+    .record(z.string(), z.number().min(-100).max(100))
+    .refine((b) => Object.keys(b).every((k) => /^\d{1,9}$/.test(k)), "logit_bias keys must be token ids (integers, as strings)")
+    .refine((b) => Object.keys(b).length <= 300, "logit_bias holds at most 300 tokens")
+    .nullish(),
+  // node-llama-cpp's chat generation gives no token probabilities (inference/llama-engine.ts).
+  logprobs: z.literal(false, { error: "logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),
+  top_logprobs: z.literal(0, { error: "top_logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
