@@ -67,29 +67,32 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
 }
 
 /**
- * A worker killed between fetching a job and taking it up leaves the job active and its turn
- * queued (db/sql/pgboss-jobs.ts, strandedJobs): the turn moves to a new job, a reverie's job is
- * cancelled (the scheduler queues the next one). Returns the turns moved.
+ * A worker killed around a job leaves it active (db/sql/pgboss-jobs.ts, strandedJobs): a turn
+ * it never claimed moves to a new job; a job whose work was done is completed; a reverie it
+ * never began is cancelled (the scheduler queues the next one). Returns the turns moved.
  */
 async function rescueStrandedJobs(deps: ReclaimDeps): Promise<string[]> {
   const moved: string[] = [];
   for (const job of await strandedJobs(deps.pool, INFERENCE_QUEUE, deps.staleMs)) {
     const ok = await inTransaction(deps.pool, async (client) => {
       const db = inTransactionDb(client);
-      if (job.turn_id) {
+      if (job.action === "move") {
         const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: job.turn_id }, { priority: Priority.chat, db });
         if (!jobId) throw new Error("pg-boss did not accept the retry job");
-        if (!(await moveQueuedTurn(client, job.turn_id, job.id, jobId))) throw new Error("turn changed hands");
+        if (!(await moveQueuedTurn(client, job.turn_id!, job.id, jobId))) throw new Error("turn changed hands");
       }
-      await deps.boss.cancel(INFERENCE_QUEUE, job.id, { db });
+      // Four arguments: with three, pg-boss takes the options for the output and uses its own pool.
+      if (job.action === "complete") await deps.boss.complete(INFERENCE_QUEUE, job.id, {}, { db });
+      else await deps.boss.cancel(INFERENCE_QUEUE, job.id, { db });
       return true;
     }).catch((err: unknown) => {
       deps.log.debug({ err, jobId: job.id }, "stranded job not rescued");
       return false;
     });
     if (!ok) continue;
-    if (job.turn_id) moved.push(job.turn_id);
-    deps.log.warn({ jobId: job.id, kind: job.kind, turnId: job.turn_id }, "a worker stopped between fetching a job and taking it up; " + (job.turn_id ? "the turn is queued again" : "the job is cancelled"));
+    if (job.action === "move") moved.push(job.turn_id!);
+    const what = { move: "its turn is queued again", complete: "its work was done: completed", cancel: "it never began: cancelled" }[job.action];
+    deps.log.warn({ jobId: job.id, kind: job.kind, turnId: job.turn_id }, `a worker stopped around this job; ${what}`);
   }
   return moved;
 }

@@ -1,7 +1,8 @@
-// A worker killed between fetching a job and taking it up (found by the soak, bench/soak/):
-// the chat's turn stayed queued behind an active job that pg-boss would expire only after an
-// hour. Reclaim moves such a turn to a new job and cancels such a reverie; a fresh fetch is
-// left alone, and the next worker's fetch takes the turn up.
+// A worker killed around a job (found by the soak, bench/soak/): fetched but not taken up, the
+// chat's turn stayed queued behind an active job that pg-boss would expire only after an hour;
+// done but not completed, the job stayed active and kept dreams away. Reclaim moves such a turn
+// to a new job, cancels a reverie never begun, completes what was done; a fresh fetch and a
+// dream still being written are left alone.
 import t from "tap";
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
@@ -45,5 +46,32 @@ t.test("a stranded chat job is replaced and its turn taken up; a stranded reveri
   const [next] = await boss.fetch(INFERENCE_QUEUE);
   t.equal(next!.id, turn.job_id);
   t.ok(await claimTurn(pool, turnId, next!.id, deps.workerId), "the turn is claimed with the new job");
+  await res.body?.cancel();
+});
+
+t.test("a job whose work was done but never completed is completed", async (t) => {
+  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
+  const { pool, boss, bus } = psyche.db;
+  await psyche.worker.stop(1000);
+  const deps = { pool, boss, bus, log: createLogger("silent"), workerId: randomUUID(), host: hostname(), staleMs: 100 };
+  const res = await fetch(`${psyche.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true }),
+  });
+  const turnId = res.headers.get("x-psyche-turn")!;
+  const [chat] = await boss.fetch(INFERENCE_QUEUE);
+  // The worker finished the turn and died before telling pg-boss.
+  await pool.query("update turns set status = 'done', finished_at = now() where id = $1", [turnId]);
+  const dreamJob = await boss.send(INFERENCE_QUEUE, { kind: "dream", maxTokens: 8 }, { priority: Priority.dream });
+  await boss.fetch(INFERENCE_QUEUE);
+  await pool.query("insert into dream_journal (id, kind, job_id, model, status) values (gen_random_uuid(), 'dream', $1, 'tiny', 'done')", [dreamJob]);
+  const running = await boss.send(INFERENCE_QUEUE, { kind: "dream", maxTokens: 8 }, { priority: Priority.dream });
+  await boss.fetch(INFERENCE_QUEUE);
+  await pool.query("insert into dream_journal (id, kind, job_id, model, status) values (gen_random_uuid(), 'dream', $1, 'tiny', 'dreaming')", [running]);
+  await new Promise((r) => setTimeout(r, 300));
+  t.same(await reclaimOrphanedTurns(deps), [], "no turn moves");
+  const states = await pool.query("select id, state::text from pgboss.job where id = any($1::uuid[])", [[chat!.id, dreamJob, running]]);
+  t.same(Object.fromEntries(states.rows.map((r) => [r.id, r.state])), { [chat!.id]: "completed", [dreamJob!]: "completed", [running!]: "active" }, "a dream still being written is left to its worker");
   await res.body?.cancel();
 });

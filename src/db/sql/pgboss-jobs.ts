@@ -79,18 +79,31 @@ export async function closeAbandonedEntries(db: Queryable, staleMs: number): Pro
   return res.rows;
 }
 
+/** What a stranded job needs: its turn moved to a new job, or the job closed as done or as never begun. */
+export type StrandedAction = "move" | "complete" | "cancel";
+
 /**
- * Jobs a worker fetched and then died with before it took them up: a chat whose turn is still
- * queued, or a reverie with no journal entry, active for longer than `staleMs` (a live worker
- * claims a turn or opens its entry within milliseconds of the fetch). pg-boss would expire them
- * only after the queue's expiry (an hour), and a stranded job keeps the dream scheduler waiting.
+ * Active jobs whose worker died around them (a live worker takes a job up within milliseconds
+ * of the fetch, and closes it within milliseconds of the work's end), older than `staleMs`:
+ * - a chat whose turn is still queued (the worker died before claiming it): "move";
+ * - a chat whose turn has finished, or a reverie whose journal entries have all ended (the
+ *   worker died before telling pg-boss): "complete";
+ * - a reverie with no journal entry (died before starting it): "cancel".
+ * pg-boss would expire them only after the queue's expiry (an hour), and an active job keeps
+ * the dream scheduler waiting.
  */
-export async function strandedJobs(db: Queryable, queue: string, staleMs: number): Promise<{ id: string; kind: string; turn_id: string | null }[]> {
-  const res = await db.query<{ id: string; kind: string; turn_id: string | null }>(
-    `select j.id, j.data->>'kind' as kind, t.id as turn_id
-     from pgboss.job j left join turns t on t.job_id = j.id and j.data->>'kind' = 'chat'
-     where j.name = $1 and j.state = 'active' and j.started_on < now() - make_interval(secs => $2::float8 / 1000)
-       and (t.status = 'queued' or (j.data->>'kind' <> 'chat' and not exists (select 1 from dream_journal d where d.job_id = j.id)))`,
+export async function strandedJobs(db: Queryable, queue: string, staleMs: number): Promise<{ id: string; kind: string; turn_id: string | null; action: StrandedAction }[]> {
+  const res = await db.query<{ id: string; kind: string; turn_id: string | null; action: StrandedAction }>(
+    `select * from (
+       select j.id, j.data->>'kind' as kind, t.id as turn_id,
+         case when j.data->>'kind' = 'chat' then
+                case when t.status = 'queued' then 'move' when t.status in ('done', 'failed', 'cancelled') then 'complete' end
+              when not exists (select 1 from dream_journal d where d.job_id = j.id) then 'cancel'
+              when not exists (select 1 from dream_journal d where d.job_id = j.id and d.status = 'dreaming') then 'complete'
+         end as action
+       from pgboss.job j left join turns t on t.job_id = j.id and j.data->>'kind' = 'chat'
+       where j.name = $1 and j.state = 'active' and j.started_on < now() - make_interval(secs => $2::float8 / 1000)) s
+     where action is not null`,
     [queue, staleMs],
   );
   return res.rows;
