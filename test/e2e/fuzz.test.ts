@@ -112,7 +112,7 @@ t.test("bodies: one field of a wrong type, unknown fields, deep nesting", async 
       { numRuns: 25, seed: 42 },
     );
     // Strict bodies refuse fields they do not know.
-    if (route.path !== "/v1/chat/completions" && route.path !== "/v1/embeddings") {
+    if (route.path !== "/v1/embeddings") {
       refused(t, `${route.path} unknown field`, await send(route.method, route.path, JSON.stringify({ ...route.valid, "; drop table x": 1 })));
     }
   }

@@ -7,7 +7,7 @@ import { modelNotFound } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
 import { ConversationIdSchema } from "../../conversation-id.js";
-import { ChatCompletionRequestSchema } from "../schemas/chat.js";
+import { ChatCompletionRequestSchema, unhonouredField } from "../schemas/chat.js";
 import { openAiFinish, usageOf } from "../sse.js";
 import { streamTurn } from "../stream-turn.js";
 import { requestTools } from "../../tools/request-tools.js";
@@ -22,6 +22,8 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
 
   app.post("/v1/chat/completions", async (c) => {
     const body = await readJsonObject(c);
+    const unhonoured = unhonouredField(body);
+    if (unhonoured) throw invalidRequest(unhonoured.message, unhonoured.field, "unsupported_parameter");
     const parsed = ChatCompletionRequestSchema.safeParse(body);
     if (!parsed.success) throw fromZodError(parsed.error);
     const req = parsed.data;

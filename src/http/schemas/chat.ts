@@ -67,7 +67,13 @@ export const ChatCompletionRequestSchema = z.object({
   seed: z.number().int().nullish(),
   n: z.literal(1, { error: "n must be 1: this server generates one choice per request" }).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
+  // Accepted because they cannot change the reply (README, "What each field does").
   user: z.string().optional(),
+  store: z.boolean().nullish(),
+  service_tier: z.string().nullish(),
+  prompt_cache_key: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
+  modalities: z.array(z.literal("text", { error: "modalities: this server writes text only" })).nullish(),
   tools: z.array(ToolDefinitionSchema).max(128).nullish(),
   tool_choice: ToolChoiceSchema.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
@@ -84,3 +90,26 @@ export const ChatCompletionRequestSchema = z.object({
   top_logprobs: z.literal(0, { error: "top_logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+
+/** Fields OpenAI defines that this server cannot honour, and why: a 400 names them. */
+const NOT_HONOURED: Record<string, string> = {
+  audio: "audio output is not available: this server writes text",
+  prediction: "predicted outputs are not available on this server",
+  web_search_options: "web search is not available on this server",
+  functions: "functions is OpenAI's deprecated form: send tools",
+  function_call: "function_call is OpenAI's deprecated form: send tool_choice",
+  reasoning_effort: "reasoning_effort needs a reasoning model; this server's model does not reason in a separate channel",
+  verbosity: "verbosity is not available on this server",
+};
+
+/**
+ * Nothing silently ignored: a field this server cannot honour, or one OpenAI does not define,
+ * is named in a 400 before the body is read further (OpenAI answers unknown ones alike).
+ */
+export function unhonouredField(body: Record<string, unknown>): { field: string; message: string } | undefined {
+  for (const field of Object.keys(body)) {
+    if (field in NOT_HONOURED && body[field] !== null && body[field] !== undefined) return { field, message: `${field}: ${NOT_HONOURED[field]}` };
+    if (!(field in NOT_HONOURED) && !(field in ChatCompletionRequestSchema.shape)) return { field, message: `Unrecognized request argument supplied: ${field}` };
+  }
+  return undefined;
+}
