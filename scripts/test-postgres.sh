@@ -61,5 +61,6 @@ say "PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') with pgvector 
 cd "$root"
 export PSYCHE_TEST_POSTGRES="postgresql://postgres@127.0.0.1:$port/postgres"
 # Arguments go to tap (e.g. one test file, or --reporter=terse); by default the suites below.
-if [ $# -eq 0 ]; then set -- test/e2e test/memory test/mcp; fi
+# The password gate's test is the embedded database's, but needs psql, which this step installs.
+if [ $# -eq 0 ]; then set -- test/e2e test/memory test/mcp test/db/password-gate.test.ts; fi
 npx tap "$@"
