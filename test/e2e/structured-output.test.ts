@@ -5,6 +5,8 @@
 // bad formats are a 400 in OpenAI's shape that names the field, and store nothing.
 import t from "tap";
 import OpenAI from "openai";
+import { zodResponseFormat } from "openai/helpers/zod";
+import { z } from "zod";
 import { startPsyche, writtenRows } from "../helpers/psyche.js";
 
 const psyche = await startPsyche(t, {});
@@ -111,4 +113,19 @@ t.test("bad formats are a 400 naming the field, and store nothing", async (t) =>
   t.equal(none.status, 200, 'tools with tool_choice "none" leave the format free to apply');
   const text = await post({ response_format: { type: "text" }, max_tokens: 2 });
   t.equal(text.status, 200, '"text" is free text, as without a format');
+});
+
+t.test("the openai SDK's own structured-output helper: parse() with a zod schema", async (t) => {
+  const Feeling = z.object({ mood: z.enum(["calm", "glad", "sad"]), note: z.string().max(24), ok: z.boolean() });
+  const completion = await client.chat.completions.parse({
+    model: "psyche",
+    messages: [user("How are you?")],
+    response_format: zodResponseFormat(Feeling, "feeling"),
+    max_tokens: 300,
+    seed: 4,
+  });
+  const parsed = completion.choices[0]!.message.parsed;
+  t.ok(parsed, "the SDK parsed the reply into the schema");
+  t.ok(["calm", "glad", "sad"].includes(parsed!.mood));
+  t.type(parsed!.ok, "boolean");
 });
