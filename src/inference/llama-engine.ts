@@ -307,11 +307,12 @@ export function offeredFunctions(request: Pick<GenerateRequest, "tools" | "toolC
 /** True when `text` is one complete JSON value (a reply held to a response format). */
 export function wholeJsonValue(text: string): boolean {
   const trimmed = text.trim();
-  if (!trimmed) return false;
+  // A number or a word could still go on; an object, an array or a string has ended. Tested
+  // first: this runs at every chunk of a structured reply, and parsing is the costly part.
+  if (!/[}\]"]$/.test(trimmed)) return false;
   try {
     JSON.parse(trimmed);
-    // A number or a word could still go on; an object, an array or a string has ended.
-    return /[}\]"]$/.test(trimmed);
+    return true;
   } catch {
     return false;
   }

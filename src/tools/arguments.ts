@@ -1,27 +1,8 @@
 // Checks a call's arguments against the tool's own JSON Schema, after generation: the grammar
 // guarantees JSON of the right shape, not what it cannot express (numeric bounds, patterns,
 // formats, a null the grammar allowed for an optional property).
-import { Ajv, type ValidateFunction } from "ajv";
 import type { GeneratedToolCall, ToolSpec } from "./types.js";
-import { withFormats } from "./formats.js";
-
-const ajv = withFormats(new Ajv({ allErrors: true, strict: false }));
-const compiled = new Map<string, ValidateFunction | string>();
-
-function validatorFor(schema: Record<string, unknown> | undefined): ValidateFunction | string {
-  const key = JSON.stringify(schema ?? {});
-  let v = compiled.get(key);
-  if (v === undefined) {
-    try {
-      v = ajv.compile(schema ?? {});
-    } catch (err) {
-      v = `the tool's schema is not valid JSON Schema: ${(err as Error).message}`;
-    }
-    if (compiled.size > 500) compiled.clear();
-    compiled.set(key, v);
-  }
-  return v;
-}
+import { validatorFor } from "./validator.js";
 
 /** What is wrong with a call's arguments, as readable lines; empty when they are valid. */
 export function argumentProblems(tools: readonly ToolSpec[], call: Pick<GeneratedToolCall, "name" | "arguments">): string[] {
@@ -33,14 +14,14 @@ export function argumentProblems(tools: readonly ToolSpec[], call: Pick<Generate
   } catch (err) {
     return [`arguments are not JSON: ${(err as Error).message}`];
   }
-  const validate = validatorFor(tool.parameters);
-  if (typeof validate === "string") return [validate];
+  const validate = validatorFor(tool.parameters ?? {});
+  if (typeof validate === "string") return [`the tool's schema is ${validate}`];
   if (validate(args)) return [];
   return (validate.errors ?? []).map((e) => `${e.instancePath || "arguments"} ${e.message ?? "is invalid"}`);
 }
 
 /** Why a tool's parameters schema cannot be used, or undefined when it can. */
 export function schemaProblem(parameters: Record<string, unknown> | undefined): string | undefined {
-  const v = validatorFor(parameters);
-  return typeof v === "string" ? v : undefined;
+  const v = validatorFor(parameters ?? {});
+  return typeof v === "string" ? `the tool's schema is ${v}` : undefined;
 }

@@ -2,9 +2,8 @@
 // client's schema. The schema becomes the generation's grammar, as a forced tool call's does
 // (tools/grammar-schema.ts); what a grammar cannot enforce is checked after generation and
 // reported as a tool call's problems are (tools/arguments.ts).
-import { Ajv, type ValidateFunction } from "ajv";
 import { z } from "zod";
-import { withFormats } from "./formats.js";
+import { validatorFor } from "./validator.js";
 import { invalidRequest } from "../errors.js";
 import { toGrammarSchema, ToolSchemaError } from "./grammar-schema.js";
 
@@ -59,20 +58,6 @@ function unenforceable(s: unknown, at: string): string | undefined {
   return undefined;
 }
 
-const ajv = withFormats(new Ajv({ allErrors: true, strict: false }));
-const validators = new Map<string, ValidateFunction>();
-
-function validatorFor(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let v = validators.get(key);
-  if (!v) {
-    v = ajv.compile(schema);
-    if (validators.size > 200) validators.clear();
-    validators.set(key, v);
-  }
-  return v;
-}
-
 /**
  * The request's response_format, checked before anything is stored: a schema the grammar or the
  * validator cannot use, a strict one the grammar cannot hold, or a format beside tools the model
@@ -92,11 +77,8 @@ export function requestResponseFormat(raw: z.infer<typeof ResponseFormatSchema> 
     if (err instanceof ToolSchemaError) throw invalidRequest(`${at}: ${err.message.replace(/^parameters/, "schema")}`, at, "invalid_response_format");
     throw err;
   }
-  try {
-    validatorFor(schema);
-  } catch (err) {
-    throw invalidRequest(`${at}: not valid JSON Schema: ${(err as Error).message}`, at, "invalid_response_format");
-  }
+  const validator = validatorFor(schema);
+  if (typeof validator === "string") throw invalidRequest(`${at}: ${validator}`, at, "invalid_response_format");
   const loose = strict ? unenforceable(schema, "schema") : undefined;
   if (loose) {
     throw invalidRequest(`${at}: "${loose.split(".").pop()}" (at ${loose}) cannot be enforced while generating; send strict: false to have it checked afterwards instead`, at, "invalid_response_format");
@@ -114,6 +96,8 @@ export function replyProblems(format: ResponseFormat, text: string, finishReason
   }
   if (format.type === "json_object") return typeof value === "object" && value !== null && !Array.isArray(value) ? [] : ["the reply is not a JSON object"];
   const validate = validatorFor(format.schema);
+  // Checked when the request came (requestResponseFormat).
+  if (typeof validate === "string") return [validate];
   if (validate(value)) return [];
   return (validate.errors ?? []).map((e) => `${e.instancePath || "reply"} ${e.message ?? "is invalid"}`);
 }

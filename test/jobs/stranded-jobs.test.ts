@@ -3,7 +3,7 @@
 // done but not completed, the job stayed active and kept dreams away. Reclaim moves such a turn
 // to a new job, cancels a reverie never begun, completes what was done; a fresh fetch and a
 // dream still being written are left alone.
-import t from "tap";
+import t, { type Test } from "tap";
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { reclaimOrphanedTurns } from "../../src/jobs/reclaim.js";
@@ -12,18 +12,24 @@ import { createLogger } from "../../src/log.js";
 import { startPsyche } from "../helpers/psyche.js";
 import { claimTurn } from "../../src/db/sql/turns.js";
 
-t.test("a stranded chat job is replaced and its turn taken up; a stranded reverie is cancelled", async (t) => {
+
+/** A Psyche whose worker has stopped, reclaim's deps, and a streamed chat left queued (its turn id). */
+async function withoutWorker(t: Test) {
   const psyche = await startPsyche(t, { recallPromptTokens: 0 });
   const { pool, boss, bus } = psyche.db;
   await psyche.worker.stop(1000);
   const deps = { pool, boss, bus, log: createLogger("silent"), workerId: randomUUID(), host: hostname() };
-
   const res = await fetch(`${psyche.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true }),
   });
-  const turnId = res.headers.get("x-psyche-turn")!;
+  t.teardown(() => res.body?.cancel());
+  return { pool, boss, deps, turnId: res.headers.get("x-psyche-turn")! };
+}
+
+t.test("a stranded chat job is replaced and its turn taken up; a stranded reverie is cancelled", async (t) => {
+  const { pool, boss, deps, turnId } = await withoutWorker(t);
   // The "dead" worker: it fetched the chat, then nothing.
   const [fetched] = await boss.fetch(INFERENCE_QUEUE);
   t.equal(fetched!.id, (await pool.query("select job_id from turns where id = $1", [turnId])).rows[0].job_id);
@@ -46,20 +52,11 @@ t.test("a stranded chat job is replaced and its turn taken up; a stranded reveri
   const [next] = await boss.fetch(INFERENCE_QUEUE);
   t.equal(next!.id, turn.job_id);
   t.ok(await claimTurn(pool, turnId, next!.id, deps.workerId), "the turn is claimed with the new job");
-  await res.body?.cancel();
 });
 
 t.test("a job whose work was done but never completed is completed", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss, bus } = psyche.db;
-  await psyche.worker.stop(1000);
-  const deps = { pool, boss, bus, log: createLogger("silent"), workerId: randomUUID(), host: hostname(), staleMs: 100 };
-  const res = await fetch(`${psyche.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true }),
-  });
-  const turnId = res.headers.get("x-psyche-turn")!;
+  const { pool, boss, deps: base, turnId } = await withoutWorker(t);
+  const deps = { ...base, staleMs: 100 };
   const [chat] = await boss.fetch(INFERENCE_QUEUE);
   // The worker finished the turn and died before telling pg-boss.
   await pool.query("update turns set status = 'done', finished_at = now() where id = $1", [turnId]);
@@ -73,5 +70,4 @@ t.test("a job whose work was done but never completed is completed", async (t) =
   t.same(await reclaimOrphanedTurns(deps), [], "no turn moves");
   const states = await pool.query("select id, state::text from pgboss.job where id = any($1::uuid[])", [[chat!.id, dreamJob, running]]);
   t.same(Object.fromEntries(states.rows.map((r) => [r.id, r.state])), { [chat!.id]: "completed", [dreamJob!]: "completed", [running!]: "active" }, "a dream still being written is left to its worker");
-  await res.body?.cancel();
 });
