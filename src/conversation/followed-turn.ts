@@ -6,9 +6,9 @@ import { invalidRequest } from "../errors.js";
 import { type FollowDeps, TurnFollower } from "./follow-turn.js";
 
 /** The reply budget: the request's, else the server's; above the server's ceiling is a 400. */
-export function replyBudget(requested: number | null | undefined, ceiling: number): number {
+export function replyBudget(requested: number | null | undefined, ceiling: number, field = "max_tokens"): number {
   const maxTokens = requested ?? ceiling;
-  if (maxTokens > ceiling) throw invalidRequest(`max_tokens is ${maxTokens}, above this server's limit of ${ceiling} (PSYCHE_MAX_TOKENS)`, "max_tokens");
+  if (maxTokens > ceiling) throw invalidRequest(`${field} is ${maxTokens}, above this server's limit of ${ceiling} (PSYCHE_MAX_TOKENS)`, field);
   return maxTokens;
 }
 

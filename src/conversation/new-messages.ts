@@ -43,3 +43,12 @@ export function decideNewMessages(stored: readonly ComparableMessage[], sent: re
   if (k < stored.length) decision.supersedeFrom = k;
   return decision;
 }
+
+/**
+ * A continuation from a known point (the Responses API's previous_response_id): every sent
+ * message is new, and stored messages after position `after` are superseded (a branch).
+ */
+export function continueAfter(stored: readonly { position: number }[], after: number, sent: number): NewMessagesDecision {
+  const k = stored.findIndex((m) => m.position > after);
+  return k === -1 ? { append: sent, from: 0 } : { append: sent, from: 0, supersedeFrom: k };
+}

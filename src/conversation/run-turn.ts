@@ -42,11 +42,6 @@ export class HandOff extends Error {
 
 export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost" | "handed-off";
 
-/**
- * Persona, transcript, and `context` (mood, memories) as a system message just before the
- * latest user message: the transcript before it stays a stable prefix, so the model's cache
- * of it is reused from turn to turn.
- */
 interface TranscriptMessage {
   role: string;
   content: string;
@@ -54,9 +49,16 @@ interface TranscriptMessage {
   tool_call_id?: string | null;
 }
 
-export function buildPrompt(persona: string, messages: readonly TranscriptMessage[], context = ""): PromptMessage[] {
+/**
+ * Persona, the turn's own instructions (the Responses API's), transcript, and `context` (mood,
+ * memories) as a system message just before the latest user message: the transcript before it
+ * stays a stable prefix, so the model's cache of it is reused from turn to turn (a client that
+ * sends instructions sends the same ones each time).
+ */
+export function buildPrompt(persona: string, messages: readonly TranscriptMessage[], context = "", instructions: string | null = null): PromptMessage[] {
   const prompt: PromptMessage[] = [];
   if (persona) prompt.push({ role: "system", content: persona });
+  if (instructions) prompt.push({ role: "system", content: instructions });
   for (const m of messages) {
     if (m.role === "system" || m.role === "user") prompt.push({ role: m.role, content: m.content });
     else if (m.role === "assistant") prompt.push({ role: "assistant", content: m.content, ...(m.tool_calls?.length ? { toolCalls: m.tool_calls } : {}) });
@@ -131,7 +133,7 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
     const recalled = await recallFor(deps, turn.prompt_messages, controller.signal, log);
     // Beside the memories, so the transcript before them stays the cached prefix.
     const context = turn.response_format ? [recalled, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : recalled;
-    const result = await generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, context), sofar, controller.signal, (text, tokens) =>
+    const result = await generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, context, turn.instructions), sofar, controller.signal, (text, tokens) =>
       writer.push(text, tokens),
     );
     await writer.flush();

@@ -7,7 +7,7 @@ import { insertTurnWithMessages, type NewTurn } from "../db/sql/turns.js";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, inTransactionDb, Priority } from "../jobs/queue.js";
-import { decideNewMessages } from "./new-messages.js";
+import { continueAfter, decideNewMessages } from "./new-messages.js";
 import { checkToolTranscript } from "./tool-transcript.js";
 
 export interface StartTurnInput extends Omit<NewTurn, "conversationId"> {
@@ -16,6 +16,8 @@ export interface StartTurnInput extends Omit<NewTurn, "conversationId"> {
   messages: NewMessage[];
   /** Chosen by the caller when it must know the id before the turn exists (to follow it). */
   turnId?: string;
+  /** Continue after this position: all messages are new, later stored ones are superseded. */
+  continueAfter?: number;
 }
 
 export interface StartedTurn {
@@ -57,7 +59,7 @@ export async function queueTurnIn(
   input: StartTurnInput & { conversationId: string; turnId: string },
 ): Promise<void> {
   const jobId = randomUUID();
-  const decision = decideNewMessages(opened.messages, input.messages);
+  const decision = input.continueAfter === undefined ? decideNewMessages(opened.messages, input.messages) : continueAfter(opened.messages, input.continueAfter, input.messages.length);
   const fresh = input.messages.slice(decision.from);
   const kept = opened.messages.slice(0, decision.supersedeFrom ?? opened.messages.length);
   checkToolTranscript([...kept.map((m) => ({ role: m.role, toolCalls: m.tool_calls, toolCallId: m.tool_call_id })), ...fresh]);

@@ -8,6 +8,7 @@ import { UserError } from "../errors.js";
 import { ApiError } from "./errors.js";
 import { presence } from "./presence.js";
 import { chatCompletionRoutes } from "./routes/chat-completions.js";
+import { responseRoutes } from "./routes/responses.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelRoutes } from "./routes/models.js";
 import { turnRoutes } from "./routes/turns.js";
@@ -67,6 +68,7 @@ export function createApp(deps: WebServices): Hono {
   app.route("/", healthRoutes(deps));
   app.route("/", modelRoutes(deps));
   app.route("/", chatCompletionRoutes(deps));
+  app.route("/", responseRoutes(deps));
   app.route("/", turnRoutes(deps));
   app.route("/", memoryRoutes(deps));
   app.route("/", moodRoutes(deps));

@@ -1,5 +1,5 @@
 import t from "tap";
-import { decideNewMessages } from "../../src/conversation/new-messages.js";
+import { continueAfter, decideNewMessages } from "../../src/conversation/new-messages.js";
 
 const u = (content: string) => ({ role: "user", content });
 const a = (content: string) => ({ role: "assistant", content });
@@ -34,4 +34,11 @@ t.test("edit: history from the edit on is superseded", async (t) => {
     from: 2,
     supersedeFrom: 2,
   });
+});
+
+t.test("continuing after a position: all sent messages are new; later stored ones are superseded", async (t) => {
+  const stored = [1, 2, 3, 4].map((position) => ({ position }));
+  t.same(continueAfter(stored, 4, 2), { append: 2, from: 0 }, "after the last: a plain append");
+  t.same(continueAfter(stored, 2, 1), { append: 1, from: 0, supersedeFrom: 2 }, "after the second: a branch");
+  t.same(continueAfter([{ position: 3 }, { position: 7 }], 5, 1), { append: 1, from: 0, supersedeFrom: 1 }, "positions, not indexes");
 });

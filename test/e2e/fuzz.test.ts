@@ -12,7 +12,7 @@ const pool = psyche.db.pool;
 const rows = async () =>
   (
     await pool.query(
-      `select (select count(*) from conversations) as conversations, (select count(*) from messages) as messages, (select count(*) from turns) as turns,
+      `select (select count(*) from conversations) as conversations, (select count(*) from messages) as messages, (select count(*) from turns) as turns, (select count(*) from responses) as responses,
          (select count(*) from memories) as memories, (select count(*) from dream_journal) as journal, (select count(*) from emotion_log) as moods,
          (select count(*) from pgboss.job where name <> 'psyche-maintenance') as jobs, (select overrides::text || coalesce(dnd_until::text, '') from dream_settings) as settings`,
     )
@@ -59,6 +59,13 @@ const routes: Route[] = [
     fields: { model: "string", messages: "array", max_tokens: "number", temperature: "number", stream: "boolean", tools: "array" },
     nullable: ["max_tokens", "temperature", "stream", "tools"],
   },
+  {
+    method: "POST",
+    path: "/v1/responses",
+    valid: { model: "psyche", input: "hi", max_output_tokens: 2 },
+    fields: { model: "string", input: "text or list", max_output_tokens: "number", temperature: "number", stream: "boolean", tools: "array", previous_response_id: "string", instructions: "string", text: "object" },
+    nullable: ["max_output_tokens", "temperature", "stream", "tools", "previous_response_id", "instructions", "text"],
+  },
   { method: "POST", path: "/v1/memories", valid: { content: "a memory" }, fields: { content: "string", importance: "number", tags: "array", citations: "array", conversation_id: "string", kind: "string" } },
   { method: "POST", path: "/v1/embeddings", valid: { model: "psyche", input: "hello" }, fields: { model: "string", input: "text or list", dimensions: "number" } },
   {
@@ -103,7 +110,7 @@ t.test("bodies: one field of a wrong type, unknown fields, deep nesting", async 
         }),
         async ([f, value]) => {
           // A number that happens to be in range is not hostile for a number field.
-          if (typeof value === "number" && route.fields[f] === "number" && value >= 0 && value <= 1 && f !== "max_tokens" && f !== "count") return;
+          if (typeof value === "number" && route.fields[f] === "number" && value >= 0 && value <= 1 && f !== "max_tokens" && f !== "max_output_tokens" && f !== "count") return;
           cases++;
           const r = await send(route.method, route.path, JSON.stringify({ ...route.valid, [f]: value }));
           refused(t, `${route.method} ${route.path} ${f}=${JSON.stringify(value)?.slice(0, 60)}`, r);
@@ -146,13 +153,14 @@ t.test("query strings and ids: negative k, huge numbers, fragments, unknown ids"
       if (!validK) refused(t, `search k=${v}`, await send("GET", `/v1/memories/search?q=x&k=${q}`));
       refused(t, `journal limit=${v}`, await send("GET", `/dream/journal?limit=${q === "" ? "-1" : q}&before=${q}`));
       refused(t, `mood limit=${v}`, await send("GET", `/v1/mood?limit=${q === "" ? "-1" : q}x`));
-      for (const path of [`/v1/memories/${q || "x"}`, `/v1/turns/${q || "x"}`, `/dream/jobs/${q || "x"}`, `/v1/models/${q || "x"}`]) {
+      for (const path of [`/v1/memories/${q || "x"}`, `/v1/turns/${q || "x"}`, `/v1/responses/${q || "x"}`, `/v1/responses/${q || "x"}/input_items`, `/dream/jobs/${q || "x"}`, `/v1/models/${q || "x"}`]) {
         const r = await send("GET", path);
         if (r.status === 404 && r.json?.error) continue; // unknown ids, in the error shape
         refused(t, `GET ${path}`, r);
       }
       refused(t, `DELETE memory ${v}`, await send("DELETE", `/v1/memories/${q || "x"}`));
       refused(t, `cancel turn ${v}`, await send("POST", `/v1/turns/${q || "x"}/cancel`));
+      refused(t, `DELETE response ${v}`, await send("DELETE", `/v1/responses/${q || "x"}`));
     }),
     { numRuns: 40, seed: 3 },
   );

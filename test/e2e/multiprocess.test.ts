@@ -119,6 +119,41 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(formed.memories, 1, "one episodic memory of the finished turn");
   t.equal(formed.moods, 1, "and one mood change");
 
+  // A Responses API stream is the same turn underneath: it survives the worker's death too.
+  const rres = await fetch(`${url}/v1/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", input: "and again", max_output_tokens: 2000, stream: true, seed: 5 }),
+  });
+  const responseTurn = rres.headers.get("x-psyche-turn")!;
+  const rreader = rres.body!.getReader();
+  let revents = "";
+  while (!revents.includes("response.output_text.delta")) {
+    const { value, done } = await rreader.read();
+    if (done) break;
+    revents += decoder.decode(value, { stream: true });
+  }
+  inference.child.kill("SIGKILL");
+  t.equal(await inference.exited, "SIGKILL");
+  inference = await startCli(["inference"], env, /inference worker \S+ running/);
+  procs.push(inference);
+  for (;;) {
+    const { value, done } = await rreader.read();
+    if (done) break;
+    revents += decoder.decode(value, { stream: true });
+  }
+  const parsed = revents
+    .split("\n\n")
+    .map((b) => /^data: (\{.*\})$/m.exec(b)?.[1])
+    .filter((d): d is string => d !== undefined)
+    .map((d) => JSON.parse(d));
+  t.same(parsed.map((e) => e.sequence_number), parsed.map((_, i) => i), "one numbered sequence across the crash");
+  t.match(parsed.at(-1).type, /^response\.(completed|incomplete)$/);
+  const rturn = (await pool.query("select status, attempts, content from turns where id = $1", [responseTurn])).rows[0];
+  t.match(rturn, { status: "done", attempts: 2 });
+  t.equal(parsed.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join(""), rturn.content, "the client's deltas are the stored reply");
+  t.equal(parsed.at(-1).response.output[0].content[0].text, rturn.content);
+
   // SIGTERM: every process stops taking work, settles, exits 0.
   web.child.kill("SIGTERM");
   inference.child.kill("SIGTERM");

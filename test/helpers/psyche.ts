@@ -39,6 +39,7 @@ export async function writtenRows(psyche: RunningPsyche): Promise<Record<string,
      union all select 'messages', count(*)::int from messages
      union all select 'turns', count(*)::int from turns
      union all select 'turn_events', count(*)::int from turn_events
+     union all select 'responses', count(*)::int from responses
      union all select 'jobs', count(*)::int from pgboss.job where name in ('psyche-inference', 'psyche-memory')`,
   );
   return Object.fromEntries(res.rows.map((r) => [r.t, r.n]));

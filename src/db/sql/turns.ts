@@ -40,6 +40,8 @@ export interface Turn {
   presence_penalty: number | null;
   frequency_penalty: number | null;
   logit_bias: Record<string, number> | null;
+  /** A system message for this turn only (the Responses API's instructions). */
+  instructions: string | null;
 }
 
 const TURN_COLUMNS = "t.*";
@@ -61,6 +63,8 @@ export interface NewTurn {
   frequencyPenalty?: number | null;
   /** Token id -> bias added to its logit. */
   logitBias?: Record<string, number> | null;
+  /** A system message for this turn only, after the persona; not carried to the next turn. */
+  instructions?: string | null;
 }
 
 export interface TurnWithMessages extends NewTurn {
@@ -86,8 +90,8 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
        update messages set superseded_at = now()
        where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty, frequency_penalty, logit_bias)
-       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb, $23, $24, $25::jsonb) returning id),
+       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty, frequency_penalty, logit_bias, instructions)
+       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb, $23, $24, $25::jsonb, $26) returning id),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
        select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
@@ -115,6 +119,7 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.presencePenalty ?? null,
       t.frequencyPenalty ?? null,
       t.logitBias && Object.keys(t.logitBias).length ? JSON.stringify(t.logitBias) : null,
+      t.instructions ?? null,
     ],
   );
 }
