@@ -32,4 +32,8 @@ export interface WebServices {
   mcpAllowedOrigins: readonly string[];
   /** The dream settings' defaults (from the flags); PATCH /dream/config overrides them. */
   dreamDefaults: DreamSettings;
+  /** Aborted when the process begins to stop: endless streams (GET /v1/events) end then, so that they do not hold the server for its grace period. */
+  closing?: AbortSignal | undefined;
+  /** Set by the HTTP app (http/metrics.ts): a new turn's time to its first text. */
+  firstToken?: ((seconds: number) => void) | undefined;
 }

@@ -1,10 +1,11 @@
 // The memory worker: forms a memory and moves the mood after each turn (off the reply's
 // critical path); at maintenance priority it re-embeds, consolidates near-duplicates and, on
-// pg-boss's schedule, writes the mood's decay; it purges soft-deleted memories.
+// pg-boss's schedule, writes the mood's decay; it purges soft-deleted memories and week-old events.
 // Two loops, so a long re-embedding never delays memory formation.
 import type PgBoss from "pg-boss";
 import type { Pool } from "../src/db/pool.js";
 import { purgeDeletedMemories, memoryFromSource } from "../src/db/sql/memories.js";
+import { purgeEvents } from "../src/db/sql/events.js";
 import { turnExchange } from "../src/db/sql/turns.js";
 import { moodFromSource } from "../src/db/sql/mood.js";
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
@@ -18,6 +19,9 @@ import type { Logger } from "../src/log.js";
 import type { MoodKeeper } from "../src/mood/mood-keeper.js";
 import type { Memory } from "../src/memory/memory.js";
 import { queueReembeddingIfNeeded, runReembedding } from "../src/memory/reembed.js";
+
+/** The event log is a live feed with a week to resume in; the history itself is in the tables it reports on. */
+const EVENTS_KEPT_SECONDS = 7 * 24 * 3600;
 
 export interface MemoryWorkerDeps {
   pool: Pool;
@@ -155,8 +159,9 @@ export class MemoryWorker {
     try {
       const n = await purgeDeletedMemories(this.deps.pool, this.deps.purgeAfterSeconds);
       if (n > 0) this.deps.log.info({ purged: n }, "purged deleted memories");
+      await purgeEvents(this.deps.pool, EVENTS_KEPT_SECONDS);
     } catch (err) {
-      this.deps.log.warn({ err }, "purging deleted memories failed");
+      this.deps.log.warn({ err }, "purging deleted memories or old events failed");
     }
   }
 

@@ -10,6 +10,8 @@ export interface FollowDeps {
   pool: Queryable;
   bus: SignalBus;
   pollMs: number;
+  /** Told the seconds from a new turn's follower to its first text (the metrics' time to first token). */
+  firstToken?: ((seconds: number) => void) | undefined;
 }
 
 export interface FollowOptions {
@@ -29,6 +31,7 @@ export class TurnFollower {
   private readonly carried = new Map<number, TurnEvent>();
   private readonly unsubscribe: () => void;
   private closed = false;
+  private readonly createdAt = performance.now();
 
   constructor(
     private readonly deps: FollowDeps,
@@ -46,6 +49,8 @@ export class TurnFollower {
   async *events(o: FollowOptions): AsyncGenerator<TurnEvent> {
     try {
       let seq = o.afterSeq;
+      // Only a new turn's first text is a first token; a resumed stream's is not.
+      let timing = o.fresh === true && this.deps.firstToken !== undefined;
       if (o.fresh) await this.doorbell.wait(this.deps.pollMs, o.signal);
       while (!o.signal?.aborted) {
         // The next event in order, when a signal carried it, needs no read; anything else
@@ -55,6 +60,10 @@ export class TurnFollower {
         const events = next ? [next] : await eventsAfter(this.deps.pool, this.turnId, seq);
         for (const event of events) {
           seq = event.seq;
+          if (timing && event.kind === "delta") {
+            timing = false;
+            this.deps.firstToken?.((performance.now() - this.createdAt) / 1000);
+          }
           yield event;
           if (event.kind !== "delta") return;
         }

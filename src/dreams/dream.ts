@@ -146,8 +146,9 @@ export async function runDream(
 async function reflectOn(deps: DreamDeps, journalId: string, text: string, p: Plan): Promise<void> {
   if (!deps.memory || !text.trim()) return;
   const scored = await deps.memory.score(text);
-  await scoreDream(deps.pool, journalId, scored);
   const kind = p.keepAs(scored.importance);
   if (kind) await deps.memory.remember({ kind, content: text.trim(), importance: scored.importance, sourceKind: "dream", sourceId: journalId, citations: p.cites(text) });
+  // After the memory, so that the journal's "reverie.finished" event can say whether it became one (migrations/000013_events.sql).
+  await scoreDream(deps.pool, journalId, scored);
   if (deps.mood) await deps.mood.react({ valence: scored.valence, arousal: scored.arousal }, "dream", journalId);
 }

@@ -7,8 +7,11 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { UserError } from "../errors.js";
 import { ApiError } from "./errors.js";
 import { presence } from "./presence.js";
+import { PsycheMetrics } from "./metrics.js";
 import { chatCompletionRoutes } from "./routes/chat-completions.js";
 import { responseRoutes } from "./routes/responses.js";
+import { eventRoutes } from "./routes/events.js";
+import { dashboardRoutes } from "./routes/dashboard.js";
 import { healthRoutes } from "./routes/health.js";
 import { modelRoutes } from "./routes/models.js";
 import { turnRoutes } from "./routes/turns.js";
@@ -18,8 +21,11 @@ import { embeddingRoutes } from "./routes/embeddings.js";
 import { dreamRoutes } from "./routes/dreams.js";
 import { dreamConfigRoutes } from "./routes/dream-config.js";
 
-export function createApp(deps: WebServices): Hono {
+export function createApp(services: WebServices): Hono {
   const app = new Hono();
+  const metrics = new PsycheMetrics(services);
+  const deps: WebServices = { ...services, firstToken: (seconds) => metrics.firstToken(seconds) };
+  app.use("*", metrics.middleware());
 
   app.onError((err, c) => {
     if (err instanceof UserError) {
@@ -53,6 +59,7 @@ export function createApp(deps: WebServices): Hono {
     };
     app.use("/v1/*", requireKey);
     app.use("/dream/*", requireKey);
+    app.use("/metrics", requireKey);
   }
   const limit = bodyLimit({
     maxSize: deps.bodyLimit,
@@ -65,10 +72,13 @@ export function createApp(deps: WebServices): Hono {
   app.use("/v1/*", limit);
   app.use("/dream/*", limit);
 
+  app.get("/metrics", async (c) => c.text(await metrics.render(), 200, { "Content-Type": metrics.registry.contentType }));
   app.route("/", healthRoutes(deps));
   app.route("/", modelRoutes(deps));
   app.route("/", chatCompletionRoutes(deps));
   app.route("/", responseRoutes(deps));
+  app.route("/", eventRoutes(deps));
+  app.route("/", dashboardRoutes());
   app.route("/", turnRoutes(deps));
   app.route("/", memoryRoutes(deps));
   app.route("/", moodRoutes(deps));

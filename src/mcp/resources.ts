@@ -1,10 +1,11 @@
 // MCP resources: journal entries (psyche://dreams/{id}) and memories (psyche://memories/{id}),
-// each as JSON; listing offers the newest.
+// each as JSON, listing the newest; and the latest events (psyche://events).
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { getDream, recentDreams } from "../db/sql/dreams.js";
 import { newestMemories } from "../db/sql/memories.js";
+import { eventIdBefore, eventsAfter } from "../db/sql/events.js";
 import type { WebServices } from "../web-services.js";
 import { memoryJson } from "../memory/memory-json.js";
 
@@ -62,6 +63,20 @@ export function registerResources(server: McpServer, deps: WebServices): void {
       const memory = await deps.memory.get(id);
       if (!memory) throw new McpError(RESOURCE_NOT_FOUND, `No memory ${id}`, { uri: uri.href });
       return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(memoryJson(memory), null, 2) }] };
+    },
+  );
+
+  // The event log (GET /v1/events) as a resource: the latest events, oldest first. The HTTP
+  // endpoint is stateless (mcp/http-route.ts), so there are no subscriptions to push updates
+  // to; a client follows GET /v1/events for that, from `last_id`.
+  server.registerResource(
+    "events",
+    "psyche://events",
+    { title: "Events", description: "The latest dream states, reveries, memories, mood changes and comings (GET /v1/events streams them)", mimeType: "application/json" },
+    async (uri) => {
+      const events = await eventsAfter(deps.pool, await eventIdBefore(deps.pool, LISTED), LISTED);
+      const body = { last_id: events.at(-1)?.id ?? null, stream: "GET /v1/events (Last-Event-ID: last_id)", data: events };
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(body, null, 2) }] };
     },
   );
 }

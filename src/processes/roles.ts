@@ -71,10 +71,15 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
 
 /** The web role: the HTTP API with the MCP endpoint beside it, over one set of services. */
 export async function startWebRole(s: Shared, services: WebServices): Promise<RunningServer> {
-  const app = createApp(services);
+  const closing = new AbortController();
+  const app = createApp({ ...services, closing: closing.signal });
   app.route("/", mcpRoutes(services));
   const server = await listen(app, s.config.host, s.config.port);
-  s.stack.push("http server", () => server.close(s.config.shutdownGraceSeconds * 1000));
+  s.stack.push("http server", () => {
+    // Endless streams (GET /v1/events) end first, so they do not hold the server for its grace period.
+    closing.abort();
+    return server.close(s.config.shutdownGraceSeconds * 1000);
+  });
   return server;
 }
 

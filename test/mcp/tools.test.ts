@@ -60,6 +60,13 @@ t.test("store_memory, recall_memory, and the memory as a resource", async (t) =>
   t.match(JSON.parse(content.text), { id: memory.id, content: "Mira keeps bees on the roof of her flat" });
   const listed = await client.listResources();
   t.ok(listed.resources.some((r) => r.uri === `psyche://memories/${memory.id}`), "listed among the newest memories");
+
+  // The event log as a resource: the store above is its latest memory.stored event.
+  t.ok(listed.resources.some((r) => r.uri === "psyche://events"), "the events resource is listed");
+  const events = JSON.parse(((await client.readResource({ uri: "psyche://events" })).contents[0] as { text: string }).text);
+  const storedEvent = events.data.findLast((e: any) => e.type === "memory.stored");
+  t.match(storedEvent, { type: "memory.stored", data: { id: memory.id, kind: "semantic" } });
+  t.equal(events.last_id, events.data.at(-1).id);
 });
 
 t.test("bad arguments come back as isError results, and store nothing", async (t) => {

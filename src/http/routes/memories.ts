@@ -3,13 +3,13 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { latestRun } from "../../db/sql/embedding-runs.js";
-import { memoryCounts } from "../../db/sql/memories.js";
+import { memoryCounts, newestMemories } from "../../db/sql/memories.js";
 import { memoryJson } from "../../memory/memory-json.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
-import { CreateMemorySchema, MemoryIdSchema, SearchQuerySchema } from "../schemas/memory.js";
+import { CreateMemorySchema, ListQuerySchema, MemoryIdSchema, SearchQuerySchema } from "../schemas/memory.js";
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value);
@@ -32,6 +32,12 @@ export function memoryRoutes(deps: WebServices): Hono {
     const { conversation_id, ...body } = parse(CreateMemorySchema, await readJsonObject(c));
     const { memory, reinforced } = await deps.memory.remember({ ...body, conversationId: conversation_id, sourceKind: "api", signal: c.req.raw.signal });
     return c.json({ ...memoryJson(memory), reinforced }, reinforced ? 200 : 201);
+  });
+
+  /** The newest memories (their first 200 characters), for a glance; search finds the rest. */
+  app.get("/v1/memories", async (c) => {
+    const { limit } = parse(ListQuerySchema, c.req.query());
+    return c.json({ object: "list", data: await newestMemories(deps.pool, limit) });
   });
 
   app.get("/v1/memories/search", async (c) => {

@@ -20,6 +20,9 @@ export const SearchQuerySchema = z.object({
   k: z.coerce.number().int().min(1).max(50).default(10),
 });
 
+/** GET /v1/memories: the newest first. */
+export const ListQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
+
 export const MemoryIdSchema = z.string().uuid();
 
 export const MoodQuerySchema = z.object({
