@@ -67,8 +67,9 @@ export function registerResources(server: McpServer, deps: WebServices): void {
   );
 
   // The event log (GET /v1/events) as a resource: the latest events, oldest first. The HTTP
-  // endpoint is stateless (mcp/http-route.ts), so there are no subscriptions to push updates
-  // to; a client follows GET /v1/events for that, from `last_id`.
+  // endpoint is stateless (mcp/http-route.ts) and cannot push; `psyche mcp` (stdio) takes
+  // subscriptions to it itself (mcp/stdio-bridge.ts), and an HTTP client follows GET
+  // /v1/events from `last_id`.
   server.registerResource(
     "events",
     "psyche://events",

@@ -8,6 +8,10 @@ import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import { UserError } from "../errors.js";
+import { EventFollower } from "./event-follower.js";
+
+/** The resource a stdio client may subscribe to (mcp/resources.ts serves it). */
+const EVENTS_URI = "psyche://events";
 
 /** The bridge cannot start: no server, or one that refuses it. */
 export class BridgeError extends UserError {
@@ -70,9 +74,26 @@ export async function startStdioBridge(
   // Closing a transport calls its onclose, which calls this again, at once: the flag is set
   // before anything is closed.
   let closing = false;
+  // Subscriptions to psyche://events are the bridge's own: it follows GET /v1/events and tells
+  // the client when the resource changed. The server's answer to initialize gains the
+  // capability (the stateless HTTP endpoint does not offer it: it cannot push).
+  let follower: EventFollower | undefined;
+  let initializeId: RequestId | undefined;
+  const subscription = async (request: { id: RequestId; method: string }) => {
+    if (request.method === "resources/subscribe") {
+      follower ??= new EventFollower(base, config.apiKey, log, () => {
+        void stdio.send({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: EVENTS_URI } }).catch(() => undefined);
+      });
+    } else {
+      follower?.close();
+      follower = undefined;
+    }
+    await stdio.send({ jsonrpc: "2.0", id: request.id, result: {} }).catch(() => undefined);
+  };
   const close = async (): Promise<void> => {
     if (closing) return closed;
     closing = true;
+    follower?.close();
     await Promise.allSettled([stdio.close(), http.close()]);
     resolveClosed();
   };
@@ -88,6 +109,11 @@ export async function startStdioBridge(
 
   stdio.onmessage = (message: JSONRPCMessage) => {
     const request = isJSONRPCRequest(message) ? message : undefined;
+    if (request && (request.method === "resources/subscribe" || request.method === "resources/unsubscribe") && request.params?.uri === EVENTS_URI) {
+      void subscription(request);
+      return;
+    }
+    if (request?.method === "initialize") initializeId = request.id;
     if (request) pending.add(request.id);
     http.send(message).catch(async (err: unknown) => {
       log.warn({ err }, "the server did not take a message");
@@ -100,6 +126,10 @@ export async function startStdioBridge(
     });
   };
   http.onmessage = (message: JSONRPCMessage) => {
+    if (isJSONRPCResultResponse(message) && initializeId !== undefined && message.id === initializeId) {
+      const capabilities = (message.result as { capabilities?: { resources?: Record<string, unknown> } }).capabilities;
+      if (capabilities) capabilities.resources = { ...capabilities.resources, subscribe: true };
+    }
     void stdio
       .send(message)
       .catch((err: unknown) => log.warn({ err }, "could not write to stdout"))

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { packageRoot } from "../../src/paths.js";
 import { CLI, runCli } from "../helpers/processes.js";
 import { startPsyche, testConfig } from "../helpers/psyche.js";
@@ -52,6 +52,36 @@ t.test("the SDK's stdio client through psyche mcp", async (t) => {
   const chat = (await client.callTool({ name: "chat", arguments: { message: "hi from stdio", max_tokens: 5 } })) as CallToolResult;
   t.match(chat.structuredContent, { usage: { completion_tokens: 5 } });
   t.notMatch(stderr, /error/i, "the bridge logged no error");
+});
+
+t.test("psyche://events through the bridge: subscribe, be told of a change, read it, unsubscribe", async (t) => {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: API_KEY }), stderr: "pipe" });
+  const client = new Client({ name: "psyche-stdio-events", version: "0" });
+  await client.connect(transport);
+  t.teardown(() => client.close());
+  t.equal(client.getServerCapabilities()?.resources?.subscribe, true, "the bridge offers subscriptions");
+  let updates = 0;
+  let told!: () => void;
+  const first = new Promise<void>((resolve) => (told = resolve));
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    if (n.params.uri !== "psyche://events") return;
+    updates++;
+    told();
+  });
+  await client.subscribeResource({ uri: "psyche://events" });
+  // The bridge follows from "now": give its stream a moment to open, then change something.
+  await new Promise((r) => setTimeout(r, 500));
+  const res = await fetch(`${psyche.url}/v1/memories`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` }, body: JSON.stringify({ content: "Subscribers hear of this" }) });
+  t.equal(res.status, 201);
+  await Promise.race([first, new Promise((_, reject) => setTimeout(() => reject(new Error("no resources/updated within 10 s")), 10_000))]);
+  t.ok(updates >= 1, "notifications/resources/updated for psyche://events");
+  const read = JSON.parse(((await client.readResource({ uri: "psyche://events" })).contents[0] as { text: string }).text);
+  t.match(read.data.findLast((e: { type: string }) => e.type === "memory.stored"), { data: { excerpt: "Subscribers hear of this" } });
+  await client.unsubscribeResource({ uri: "psyche://events" });
+  const after = updates;
+  await fetch(`${psyche.url}/v1/memories`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` }, body: JSON.stringify({ content: "Nobody listens now" }) });
+  await new Promise((r) => setTimeout(r, 1000));
+  t.equal(updates, after, "no notifications after unsubscribing");
 });
 
 t.test("a client that writes its requests and closes stdin gets every answer, then the bridge exits 0", async (t) => {
