@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { ENV_NAMES, flagName } from "./config.js";
 import { UserError, type UserErrorOptions } from "./errors.js";
 
-export const COMMANDS = ["serve", "db", "migrate", "web", "inference", "mcp", "model"] as const;
+export const COMMANDS = ["serve", "start", "stop", "status", "logs", "db", "migrate", "web", "inference", "mcp", "model"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export class UsageError extends UserError {
@@ -17,6 +17,10 @@ export const USAGE = `Usage: psyche <command> [flags]
 
 Commands:
   serve       every role in one process (embedded Postgres unless DATABASE_URL is set)
+  start       serve in the background: returns once /health answers (PID file and log in the data dir)
+  stop        stop the background server (SIGTERM, then SIGKILL after the grace period)
+  status      whether the background server runs: pid, URL, uptime, version (exit 3 when not)
+  logs [-f]   the background server's log; -f follows it
   db          the embedded Postgres alone, on --db-port
   migrate     apply database migrations, then exit (the Procfile's release)
   web         the HTTP API only
@@ -32,6 +36,7 @@ ${Object.entries(ENV_NAMES)
   .map(([key, env]) => `  --${flagName(key)}`.padEnd(28) + env)
   .join("\n")}
   --out <file>                where \`psyche model\` writes
+  -f, --follow                \`psyche logs\`: keep printing what is appended
   --help
 `;
 
@@ -43,10 +48,11 @@ export interface ParsedArgs {
   flags: Record<string, unknown>;
   out?: string | undefined;
   help: boolean;
+  follow: boolean;
 }
 
 export function parseCli(argv: string[]): ParsedArgs {
-  const options: Record<string, { type: "string" | "boolean" }> = { out: { type: "string" }, help: { type: "boolean" } };
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { out: { type: "string" }, help: { type: "boolean" }, follow: { type: "boolean", short: "f" } };
   for (const key of Object.keys(ENV_NAMES)) options[flagName(key)] = { type: key === "quiet" ? "boolean" : "string" };
   let parsed;
   try {
@@ -56,7 +62,7 @@ export function parseCli(argv: string[]): ParsedArgs {
   }
   const [command, ...rest] = parsed.positionals;
   const help = parsed.values.help === true;
-  if (!command && help) return { command: "serve", rest: [], flags: {}, help };
+  if (!command && help) return { command: "serve", rest: [], flags: {}, help, follow: false };
   if (!command) throw new UsageError(`no command given\n\n${USAGE}`);
   if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
   const flags: Record<string, unknown> = {};
@@ -64,5 +70,5 @@ export function parseCli(argv: string[]): ParsedArgs {
     const value = parsed.values[flagName(key)];
     if (value !== undefined) flags[key] = value;
   }
-  return { command: command as Command, rest, flags, out: parsed.values.out as string | undefined, help };
+  return { command: command as Command, rest, flags, out: parsed.values.out as string | undefined, help, follow: parsed.values.follow === true };
 }

@@ -12,6 +12,7 @@ import { serve } from "./processes/serve.js";
 import { runDatabase, runMigrate, runWeb } from "./processes/separate.js";
 import { runInference } from "../workers/inference.js";
 import { startStdioBridge } from "./mcp/stdio-bridge.js";
+import { daemonStatus, showLogs, startDaemon, stopDaemon } from "./processes/daemon.js";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -46,6 +47,37 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
         if (!config.databaseUrl) say(`Embedded database while this runs: psql "${psyche.databaseUrl}"`);
       }
       untilSignal(psyche.stop, log);
+      return;
+    }
+    case "start": {
+      // The server gets the same flags, as given (argv after "start").
+      const started = await startDaemon(config, process.argv.slice(process.argv.indexOf("start") + 1), { cli: process.argv[1]! });
+      if (started.note) say(`note: ${started.note}`);
+      say(`Psyche is running in the background: pid ${started.pid}, ${started.url} (log: ${started.log}; \`psyche stop\` stops it)`);
+      return;
+    }
+    case "stop": {
+      const stopped = await stopDaemon(config);
+      if (stopped.note) say(`note: ${stopped.note}`);
+      say(stopped.stopped ? `stopped Psyche (pid ${stopped.pid}${stopped.killed ? ", killed after the grace period" : ""})` : "Psyche is not running");
+      return;
+    }
+    case "status": {
+      const status = await daemonStatus(config);
+      if (!status.running) {
+        say(`Psyche is not running${status.note ? `: ${status.note}` : ""}`);
+        process.exitCode = 3;
+        return;
+      }
+      const up = status.uptimeSeconds ?? 0;
+      say(`Psyche is running: pid ${status.pid}, ${status.url ?? "no URL yet"}, up ${Math.floor(up / 3600)}h${Math.floor((up % 3600) / 60)}m${up % 60}s, version ${status.version}, health ${status.health}`);
+      return;
+    }
+    case "logs": {
+      const stop = new AbortController();
+      process.once("SIGINT", () => stop.abort());
+      process.once("SIGTERM", () => stop.abort());
+      await showLogs(config, (text) => process.stdout.write(text), args.follow, stop.signal);
       return;
     }
     case "db": {

@@ -5,6 +5,7 @@ import { ping } from "../../db/sql/server.js";
 import { liveWorkers } from "../../db/sql/workers.js";
 import { INFERENCE_QUEUE } from "../../jobs/queue.js";
 import type { WebServices } from "../../web-services.js";
+import { PSYCHE_VERSION } from "../../version.js";
 
 /** GET /health: the database, the queue, the inference worker. 503 when the database is down. */
 export function healthRoutes(deps: WebServices): Hono {
@@ -22,6 +23,7 @@ export function healthRoutes(deps: WebServices): Hono {
     const alive = workers.filter((w) => w.seconds_since_heartbeat * 1000 < deps.workerStaleMs);
     return c.json({
       status: alive.length > 0 ? "ok" : "degraded",
+      version: PSYCHE_VERSION,
       model: deps.modelId,
       database: { ok: true, latency_ms: Math.round(databaseMs * 10) / 10 },
       queue: { name: INFERENCE_QUEUE, ...queue },
