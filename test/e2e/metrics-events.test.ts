@@ -84,7 +84,9 @@ t.test("/metrics: every named family, in the text format, moving with a chat", a
   });
   await until("the turn's memory", async () => ((await psyche.db.pool.query("select 1 from memories where source_kind = 'turn'")).rowCount! >= 2 ? true : undefined));
   const after = await scrape();
-  t.equal(after.value("psyche_chat_tokens_total", { kind: "completion" })! - (before.value("psyche_chat_tokens_total", { kind: "completion" }) ?? 0), 16, "16 completion tokens more");
+  const written = (await psyche.db.pool.query("select sum(completion_tokens)::int as n from turns")).rows[0].n;
+  t.ok(written > 0);
+  t.equal(after.value("psyche_chat_tokens_total", { kind: "completion" })! - (before.value("psyche_chat_tokens_total", { kind: "completion" }) ?? 0), written, "the turns' completion tokens");
   t.ok(after.value("psyche_chat_tokens_total", { kind: "prompt" })! > 0);
   t.equal(after.value("psyche_chat_time_to_first_token_seconds"), 2, "two first tokens timed");
   t.ok(after.value("psyche_http_requests_total", { route: "/v1/chat/completions", method: "POST", status: "200" })! >= 2);
@@ -137,7 +139,8 @@ t.test("memories and the mood: stored, folded and moved, each an event", async (
   await psyche.mem.mood.react({ valence: 0.8, arousal: 0.3 }, "api", null);
   await psyche.db.pool.query("update memories set merged_into = $1 where id = (select id from memories where id <> $1 and deleted_at is null order by created_at limit 1)", [memory.id]);
   const events = await readEvents({}, `?after=${from}`, (es) => es.some((e) => e.type === "memory.folded"));
-  t.match(events.find((e) => e.type === "memory.stored"), { data: { id: memory.id, kind: "semantic", importance: 0.7, source_kind: "api", excerpt: "The lighthouse keeper paints every spring" } });
+  // The earlier chat's own memory may be stored meanwhile: this one is found by its id.
+  t.match(events.find((e) => e.type === "memory.stored" && e.data.id === memory.id), { data: { id: memory.id, kind: "semantic", importance: 0.7, source_kind: "api", excerpt: "The lighthouse keeper paints every spring" } });
   t.match(events.find((e) => e.type === "mood.changed" && e.data.cause === "api"), { data: { valence: Number, arousal: Number } });
   t.match(events.find((e) => e.type === "memory.folded"), { data: { into: memory.id } });
 });
