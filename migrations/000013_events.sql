@@ -88,8 +88,8 @@ end $$;
 create trigger events_mood after insert on emotion_log for each row execute function events_mood();
 
 -- A client came: a request after a minute of quiet (dreams/status.ts counts a minute after the
--- last request as awake). Leaving is silence, which no row records; GET /v1/events says when
--- the quiet began in each event's `at`.
+-- last request as awake). Leaving is silence, which no row records: the dream scheduler writes
+-- `client.left` when it finds a minute of it (db/sql/events.ts, noteDeparture).
 create function events_presence() returns trigger language plpgsql as $$
 begin
   if old.last_request_at is null or new.last_request_at - old.last_request_at > interval '60 seconds' then

@@ -6,11 +6,13 @@
 // Nothing starts within the wake lock of a request, under do-not-disturb, or while anything is
 // queued for the worker. The check and the queueing are one transaction under a lock, so two
 // inference processes never queue twice. A chat wakes any of them (workers/inference-worker.ts).
+// Each tick also records the clients' leaving (the `client.left` event) once a minute is quiet.
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { importanceSinceReflection, type QuietMoment, quietMoment } from "../db/sql/dreams.js";
 import { queueBusy } from "../db/sql/pgboss-jobs.js";
+import { noteDeparture } from "../db/sql/events.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, inTransactionDb, Priority, type ReverieJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
@@ -70,6 +72,7 @@ export class DreamScheduler {
     try {
       const queued = await inTransaction(this.deps.pool, async (client) => {
         await lockForTransaction(client, AdvisoryLock.dreamSchedule);
+        await noteDeparture(client);
         const { settings, dndUntil } = await readDreamSettings(client, this.deps.defaults);
         if (!settings.enabled) return undefined;
         const busy = await queueBusy(client, INFERENCE_QUEUE);

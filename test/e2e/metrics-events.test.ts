@@ -157,6 +157,17 @@ t.test("a client that comes after a minute of quiet is an event", async (t) => {
   t.equal(again.rows[0].n, 1, "a request right after is no new coming");
 });
 
+t.test("the clients leaving is an event too, once per quiet spell", async (t) => {
+  await psyche.db.pool.query("update activity set last_request_at = now() - interval '2 minutes'");
+  const quietSince = (await psyche.db.pool.query("select last_request_at from activity")).rows[0].last_request_at;
+  const left = await until("client.left", async () => (await psyche.db.pool.query("select e.id, e.data from events e where e.type = 'client.left' and e.at >= $1 order by e.id desc limit 1", [quietSince])).rows[0], 10_000);
+  t.type(left.data.last_request_at, "string");
+  // Ticks go on; the same quiet spell is not recorded again.
+  await new Promise((r) => setTimeout(r, 1500));
+  const again = (await psyche.db.pool.query("select count(*)::int as n from events e where e.type = 'client.left' and e.id > $1", [left.id])).rows[0].n;
+  t.equal(again, 0);
+});
+
 t.test("a backlog, a type filter, and bad queries", async (t) => {
   const backlog = await readEvents({}, "?backlog=3", (es) => es.length >= 3, 5_000);
   t.equal(backlog.length, 3, "the last 3 events");

@@ -32,3 +32,19 @@ export async function purgeEvents(db: Queryable, seconds: number): Promise<numbe
   const res = await db.query("delete from events where at < now() - make_interval(secs => $1)", [seconds]);
   return res.rowCount ?? 0;
 }
+
+/**
+ * Records that the clients left: no request for a minute (dreams/status.ts counts that long
+ * as awake), once per quiet spell. Leaving is silence, so the dream scheduler looks for it on
+ * each tick, under its lock (dreams/scheduler.ts), and no two processes record it twice.
+ */
+export async function noteDeparture(db: Queryable): Promise<boolean> {
+  const res = await db.query(
+    `insert into events (type, data)
+     select 'client.left', jsonb_build_object('last_request_at', a.last_request_at)
+     from activity a
+     where a.last_request_at < now() - interval '60 seconds' and a.last_request_at > now() - interval '6 days'
+       and not exists (select 1 from events e where e.type = 'client.left' and e.at >= a.last_request_at)`,
+  );
+  return res.rowCount === 1;
+}

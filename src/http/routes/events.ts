@@ -8,7 +8,7 @@ import { eventIdBefore, eventsAfter, lastEventId } from "../../db/sql/events.js"
 import type { WebServices } from "../../web-services.js";
 import { fromZodError } from "../../errors.js";
 
-export const EVENT_TYPES = ["dream.state", "reverie.finished", "memory.stored", "memory.folded", "mood.changed", "client.came"] as const;
+export const EVENT_TYPES = ["dream.state", "reverie.finished", "memory.stored", "memory.folded", "mood.changed", "client.came", "client.left"] as const;
 
 const QuerySchema = z.object({
   /** Resume after this event id (the Last-Event-ID header says the same). */
