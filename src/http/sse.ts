@@ -1,4 +1,5 @@
 // OpenAI's chat.completion.chunk stream.
+import type { Context } from "hono";
 import type { FinishReason } from "../db/sql/turns.js";
 
 export interface ChunkBase {
@@ -43,3 +44,10 @@ export const usageOf = (promptTokens: number | null, completionTokens: number | 
   completion_tokens: completionTokens ?? 0,
   total_tokens: (promptTokens ?? 0) + (completionTokens ?? 0),
 });
+
+/** The headers of every event stream: not cached, not buffered by a proxy. */
+export function sseHeaders(c: Context): void {
+  c.header("Content-Type", "text/event-stream; charset=utf-8");
+  c.header("Cache-Control", "no-cache");
+  c.header("X-Accel-Buffering", "no");
+}

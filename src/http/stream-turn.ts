@@ -5,7 +5,7 @@ import { stream } from "hono/streaming";
 import type { TurnFollower } from "../conversation/follow-turn.js";
 import { getTurn } from "../db/sql/turns.js";
 import type { WebServices } from "../web-services.js";
-import { chunk, type ChunkBase, openAiFinish, sseEvent, usageChunk, usageOf } from "./sse.js";
+import { chunk, type ChunkBase, openAiFinish, sseEvent, sseHeaders, usageChunk, usageOf } from "./sse.js";
 import { replyReport } from "./tools.js";
 
 export interface StreamTurnOptions {
@@ -24,9 +24,7 @@ export interface StreamTurnOptions {
  * whole, and the client may resume it or cancel it (POST /v1/turns/:id/cancel).
  */
 export function streamTurn(c: Context, deps: WebServices, o: StreamTurnOptions): Response {
-  c.header("Content-Type", "text/event-stream; charset=utf-8");
-  c.header("Cache-Control", "no-cache");
-  c.header("X-Accel-Buffering", "no");
+  sseHeaders(c);
   return stream(c, async (s) => {
     const relay = new AbortController();
     s.onAbort(() => relay.abort());

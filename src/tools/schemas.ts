@@ -21,3 +21,20 @@ export const ToolChoiceSchema = z.union([
   z.object({ type: z.literal("function"), function: z.object({ name: functionName }) }),
 ]);
 
+
+/** A call's arguments as OpenAI carries them: a JSON object, in a string. */
+export const JsonObjectStringSchema = z.string().refine((a) => {
+  try {
+    const v: unknown = JSON.parse(a);
+    return typeof v === "object" && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}, "must be a JSON object in a string");
+
+/** Sampling controls both APIs take (OpenAI's presence_penalty, frequency_penalty, logit_bias). */
+export const PenaltySchema = z.number().min(-2).max(2);
+export const LogitBiasSchema = z
+  .record(z.string(), z.number().min(-100).max(100))
+  .refine((b) => Object.keys(b).every((k) => /^\d{1,9}$/.test(k)), "logit_bias keys must be token ids (integers, as strings)")
+  .refine((b) => Object.keys(b).length <= 300, "logit_bias holds at most 300 tokens");

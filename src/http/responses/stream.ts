@@ -8,6 +8,7 @@ import { getResponse, type ResponseRow } from "../../db/sql/responses.js";
 import type { WebServices } from "../../web-services.js";
 import { messageItemId } from "../../conversation/response-ids.js";
 import { functionCallItem, messageItem, outputText, responseObject } from "./render.js";
+import { sseHeaders } from "../sse.js";
 
 export interface StreamResponseOptions {
   follower: TurnFollower;
@@ -27,9 +28,7 @@ const frame = (type: string, payload: Record<string, unknown>) => `event: ${type
  * whole (GET /v1/responses/{id} reads it; POST /v1/responses/{id}/cancel stops it).
  */
 export function streamResponse(c: Context, deps: WebServices, o: StreamResponseOptions): Response {
-  c.header("Content-Type", "text/event-stream; charset=utf-8");
-  c.header("Cache-Control", "no-cache");
-  c.header("X-Accel-Buffering", "no");
+  sseHeaders(c);
   return stream(c, async (s) => {
     const relay = new AbortController();
     s.onAbort(() => relay.abort());

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { eventIdBefore, eventsAfter, lastEventId } from "../../db/sql/events.js";
 import type { WebServices } from "../../web-services.js";
 import { fromZodError } from "../../errors.js";
+import { sseHeaders } from "../sse.js";
 
 export const EVENT_TYPES = ["dream.state", "reverie.finished", "memory.stored", "memory.folded", "mood.changed", "client.came", "client.left"] as const;
 
@@ -41,9 +42,7 @@ export function eventRoutes(deps: WebServices): Hono {
     if (!q.success) throw fromZodError(q.error);
     const { backlog, types } = q.data;
     let after = q.data.after ?? (backlog > 0 ? await eventIdBefore(deps.pool, backlog) : await lastEventId(deps.pool));
-    c.header("Content-Type", "text/event-stream; charset=utf-8");
-    c.header("Cache-Control", "no-cache");
-    c.header("X-Accel-Buffering", "no");
+    sseHeaders(c);
     return stream(c, async (s) => {
       const stop = new AbortController();
       s.onAbort(() => stop.abort());

@@ -1,6 +1,6 @@
 // POST /v1/chat/completions, as OpenAI defines it, for the parts Psyche serves.
 import { z } from "zod";
-import { functionName, ToolChoiceSchema, ToolDefinitionSchema } from "../../tools/schemas.js";
+import { functionName, JsonObjectStringSchema, LogitBiasSchema, PenaltySchema, ToolChoiceSchema, ToolDefinitionSchema } from "../../tools/schemas.js";
 import { ResponseFormatSchema } from "../../tools/response-format.js";
 
 const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() });
@@ -25,14 +25,7 @@ const ToolCallSchema = z.object({
   type: z.literal("function"),
   function: z.object({
     name: functionName,
-    arguments: z.string().refine((a) => {
-      try {
-        const v: unknown = JSON.parse(a);
-        return typeof v === "object" && v !== null && !Array.isArray(v);
-      } catch {
-        return false;
-      }
-    }, "must be a JSON object in a string"),
+    arguments: JsonObjectStringSchema,
   }),
 });
 
@@ -78,13 +71,9 @@ export const ChatCompletionRequestSchema = z.object({
   tool_choice: ToolChoiceSchema.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
   response_format: ResponseFormatSchema.nullish(),
-  presence_penalty: z.number().min(-2).max(2).nullish(),
-  frequency_penalty: z.number().min(-2).max(2).nullish(),
-  logit_bias: z
-    .record(z.string(), z.number().min(-100).max(100))
-    .refine((b) => Object.keys(b).every((k) => /^\d{1,9}$/.test(k)), "logit_bias keys must be token ids (integers, as strings)")
-    .refine((b) => Object.keys(b).length <= 300, "logit_bias holds at most 300 tokens")
-    .nullish(),
+  presence_penalty: PenaltySchema.nullish(),
+  frequency_penalty: PenaltySchema.nullish(),
+  logit_bias: LogitBiasSchema.nullish(),
   // node-llama-cpp's chat generation gives no token probabilities (inference/llama-engine.ts).
   logprobs: z.literal(false, { error: "logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),
   top_logprobs: z.literal(0, { error: "top_logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),

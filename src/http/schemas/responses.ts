@@ -1,7 +1,7 @@
 // POST /v1/responses, as OpenAI defines it, for the parts Psyche serves (README: "The Responses
 // API"). Input items become the conversation's messages in http/responses/input-items.ts.
 import { z } from "zod";
-import { functionName } from "../../tools/schemas.js";
+import { functionName, JsonObjectStringSchema, LogitBiasSchema, PenaltySchema } from "../../tools/schemas.js";
 import { ConversationIdSchema } from "../../conversation-id.js";
 
 const text = z.string().max(1_000_000);
@@ -29,14 +29,7 @@ export const FunctionCallItemSchema = z.object({
   id: z.string().max(128).optional(),
   call_id: z.string().min(1).max(128),
   name: functionName,
-  arguments: z.string().refine((a) => {
-    try {
-      const v: unknown = JSON.parse(a);
-      return typeof v === "object" && v !== null && !Array.isArray(v);
-    } catch {
-      return false;
-    }
-  }, "must be a JSON object in a string"),
+  arguments: JsonObjectStringSchema,
   status: z.string().optional(),
 });
 
@@ -184,13 +177,9 @@ export const ResponsesRequestSchema = z
     previous_response_id: ResponseIdSchema.nullish(),
     /** Psyche's conversation id (OpenAI's conversation object, or its id). */
     conversation: z.union([ConversationIdSchema, z.object({ id: ConversationIdSchema })]).nullish(),
-    presence_penalty: z.number().min(-2).max(2).nullish(),
-    frequency_penalty: z.number().min(-2).max(2).nullish(),
-    logit_bias: z
-      .record(z.string(), z.number().min(-100).max(100))
-      .refine((b) => Object.keys(b).every((k) => /^\d{1,9}$/.test(k)), "logit_bias keys must be token ids (integers, as strings)")
-      .refine((b) => Object.keys(b).length <= 300, "logit_bias holds at most 300 tokens")
-      .nullish(),
+    presence_penalty: PenaltySchema.nullish(),
+    frequency_penalty: PenaltySchema.nullish(),
+    logit_bias: LogitBiasSchema.nullish(),
     // Accepted because they cannot change the reply (README, "What each field does").
     include: IncludeSchema.nullish(),
     user: z.string().nullish(),
