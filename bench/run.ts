@@ -12,6 +12,7 @@ import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 import { benchWake } from "./wake.js";
 import { benchMcp, type McpBenchResult } from "./mcp.js";
+import { benchHooks, type HooksBenchResult } from "./hooks.js";
 import { realmemDir } from "./realmem.js";
 import { benchRetrieval, type Recall, type RetrievalResult } from "./retrieval.js";
 
@@ -22,7 +23,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 15);
 const maxTokens = Number(process.env.BENCH_TOKENS ?? 64);
 const ttftRuns = Number(process.env.BENCH_TTFT_RUNS ?? 150);
 
-// BENCH_ONLY=stream, memory, wake, mcp or retrieval runs one part, keeping the others' last results;
+// BENCH_ONLY=stream, memory, wake, mcp, hooks or retrieval runs one part, keeping the others' last results;
 // BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
 const only = process.env.BENCH_ONLY;
 
@@ -41,7 +42,7 @@ const cores = availableParallelism();
 const streamFlags = { dataDir, port: 0, dbPort: 0, logLevel: "warn", quiet: true, embeddingModel: "builtin", embeddingThreads: 1, recallPromptTokens: 0, memoryTools: false };
 
 let measured = previous.measured ?? [];
-const part = (name: "stream" | "memory" | "wake" | "mcp" | "retrieval") => !only || only === name;
+const part = (name: "stream" | "memory" | "wake" | "mcp" | "hooks" | "retrieval") => !only || only === name;
 if (part("stream")) {
   measured = [];
   // On a small machine the model's threads and the server's one JS thread compete: measure
@@ -97,6 +98,14 @@ if (part("mcp")) {
   mcp = { date: new Date().toISOString(), ...(await benchMcp(base, log, memories, calls)) };
 }
 
+let hooks: (HooksBenchResult & { date: string }) | undefined = previous.hooks;
+if (part("hooks")) {
+  const memories = Number(process.env.BENCH_HOOKS_MEMORIES ?? 10_000);
+  const base = loadConfig({ ...streamFlags, model: "tiny", threads: 1, embeddingThreads: cores }, {});
+  process.stderr.write(`hooks: each hook as a process and over HTTP, ${memories} memories\n`);
+  hooks = { date: new Date().toISOString(), ...(await benchHooks(base, log, memories, Number(process.env.BENCH_HOOKS_RUNS ?? 40), Number(process.env.BENCH_HOOKS_CALLS ?? 200))) };
+}
+
 let retrieval: RetrievalResult | undefined = previous.retrieval;
 if (part("retrieval")) {
   const dir = realmemDir(root);
@@ -113,7 +122,7 @@ const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(tota
 const keepStream = !part("stream");
 const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
 const meta = keepStream && previous.runs ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns } : { runs, maxTokens, ttftRuns };
-const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp, retrieval };
+const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp, hooks, retrieval };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
@@ -175,6 +184,22 @@ if (mcp) {
     `| assemble_context in process | ${f1(mcp.inProcessMs.p50)} / ${f1(mcp.inProcessMs.p95)} | | |`,
   );
 }
+const hooksTable: string[] = [];
+if (hooks) {
+  const target: Record<string, number> = { "session-start": 100, "user-prompt-submit": 200, "pre-tool-use": 200 };
+  hooksTable.push(
+    "",
+    `Hooks, measured ${String(hooks.date).slice(0, 10)} on the same machine: each coding-agent hook as Claude Code runs it, against a warm server holding ${hooks.memories} synthetic memories. As a process: \`psyche hook <event>\` from spawn to exit (Node's own start-up included), ${hooks.processRuns} runs each. Over HTTP: one POST to \`/hooks/<event>\`, ${hooks.httpCalls} calls each.`,
+    "",
+    "| hook | as a process, p50 / p95 (ms) | target | met | over HTTP, p50 / p95 (ms) | target | met |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...Object.entries(hooks.processMs).map(([event, p]) => {
+      const h = hooks.httpMs[event as keyof typeof hooks.httpMs]!;
+      const limit = target[event];
+      return `| ${event} | ${f1(p.p50)} / ${f1(p.p95)} | ${limit ? `p95 < ${limit} ms` : ""} | ${limit ? pass(p.p95 < limit) : "-"} | ${f1(h.p50)} / ${f1(h.p95)} | p95 < 30 ms | ${pass(h.p95 < 30)} |`;
+    }),
+  );
+}
 const retrievalTable: string[] = [];
 if (retrieval) {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -200,6 +225,7 @@ const table = [
   ...memoryTable,
   ...wakeTable,
   ...mcpTable,
+  ...hooksTable,
   ...retrievalTable,
 ].join("\n");
 writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { ENV_NAMES, flagName } from "./config.js";
 import { UserError, type UserErrorOptions } from "./errors.js";
 
-export const COMMANDS = ["serve", "start", "stop", "status", "logs", "db", "migrate", "web", "inference", "mcp", "model"] as const;
+export const COMMANDS = ["serve", "start", "stop", "status", "logs", "db", "migrate", "web", "inference", "mcp", "model", "hook", "install", "uninstall"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export class UsageError extends UserError {
@@ -30,6 +30,13 @@ Commands:
               write a random-weight GGUF model (tiny: for tests; bench: ~0.5B-shaped)
   model pull <hf: URI or URL>
               download a model into the data directory ahead of start-up (a progress bar, no time limit)
+  hook <event> [--format claude|typed]
+              a coding agent's hook (session-start, user-prompt-submit, pre-tool-use, post-tool-use,
+              session-end): hook JSON on stdin, what the agent reads on stdout; never fails the agent
+  install claude-code [--project] [--http] [--dry-run]
+              add Psyche's hooks and MCP server to Claude Code's settings (user, or this project's)
+  uninstall claude-code [--project] [--dry-run]
+              remove exactly those, and stop the background server
 
 Flags (each also an environment variable):
 ${Object.entries(ENV_NAMES)
@@ -37,6 +44,9 @@ ${Object.entries(ENV_NAMES)
   .join("\n")}
   --out <file>                where \`psyche model\` writes
   -f, --follow                \`psyche logs\`: keep printing what is appended
+  --project                   \`psyche install|uninstall\`: this project's .claude/settings.json and .mcp.json
+  --http                      \`psyche install\`: HTTP hooks (no process per call) but for session-start
+  --dry-run                   \`psyche install|uninstall\`: show the changes, write nothing
   --help
 `;
 
@@ -49,10 +59,17 @@ export interface ParsedArgs {
   out?: string | undefined;
   help: boolean;
   follow: boolean;
+  project: boolean;
+  http: boolean;
+  dryRun: boolean;
 }
 
 export function parseCli(argv: string[]): ParsedArgs {
-  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { out: { type: "string" }, help: { type: "boolean" }, follow: { type: "boolean", short: "f" } };
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { out: { type: "string" }, help: { type: "boolean" }, follow: { type: "boolean", short: "f" },
+    project: { type: "boolean" },
+    http: { type: "boolean" },
+    "dry-run": { type: "boolean" },
+  };
   for (const key of Object.keys(ENV_NAMES)) options[flagName(key)] = { type: key === "quiet" ? "boolean" : "string" };
   let parsed;
   try {
@@ -62,7 +79,7 @@ export function parseCli(argv: string[]): ParsedArgs {
   }
   const [command, ...rest] = parsed.positionals;
   const help = parsed.values.help === true;
-  if (!command && help) return { command: "serve", rest: [], flags: {}, help, follow: false };
+  if (!command && help) return { command: "serve", rest: [], flags: {}, help, follow: false, project: false, http: false, dryRun: false };
   if (!command) throw new UsageError(`no command given\n\n${USAGE}`);
   if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
   const flags: Record<string, unknown> = {};
@@ -70,5 +87,10 @@ export function parseCli(argv: string[]): ParsedArgs {
     const value = parsed.values[flagName(key)];
     if (value !== undefined) flags[key] = value;
   }
-  return { command: command as Command, rest, flags, out: parsed.values.out as string | undefined, help, follow: parsed.values.follow === true };
+  return { command: command as Command, rest, flags, out: parsed.values.out as string | undefined, help,
+    follow: parsed.values.follow === true,
+    project: parsed.values.project === true,
+    http: parsed.values.http === true,
+    dryRun: parsed.values["dry-run"] === true,
+  };
 }

@@ -13,6 +13,7 @@ import { runDatabase, runMigrate, runWeb } from "./processes/separate.js";
 import { runInference } from "../workers/inference.js";
 import { startStdioBridge } from "./mcp/stdio-bridge.js";
 import { daemonStatus, showLogs, startDaemon, stopDaemon } from "./processes/daemon.js";
+import { applyChanges, planInstall, planUninstall } from "./agents/claude-code-settings.js";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -133,6 +134,33 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
       say(`wrote ${out} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       return;
     }
+    case "hook":
+      throw new Error("psyche hook is run by main() before the flags are parsed");
+    case "install":
+    case "uninstall": {
+      if (args.rest[0] !== "claude-code") throw new UsageError(`psyche ${args.command} needs a target: claude-code`);
+      const options = {
+        project: args.project ? process.cwd() : undefined,
+        http: args.http,
+        serverUrl: `http://${config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host}:${config.port}`,
+        apiKey: config.apiKey,
+      };
+      const changes = args.command === "install" ? planInstall(options) : planUninstall(options);
+      for (const c of changes) {
+        say(`${c.path}: ${c.changed ? (args.dryRun ? "would change" : "changed") : "unchanged"}`);
+        for (const note of c.notes) say(`  ${note}`);
+        if (args.dryRun && c.changed) say(c.after.replace(/^/gm, "  | ").trimEnd());
+      }
+      if (args.dryRun) return;
+      for (const backup of applyChanges(changes)) say(`backup: ${backup}`);
+      if (args.command === "uninstall") {
+        const stopped = await stopDaemon(config);
+        say(stopped.stopped ? `stopped Psyche (pid ${stopped.pid})` : "Psyche was not running");
+      } else {
+        say("Claude Code picks the hooks up in its next session; session-start starts Psyche in the background when it is not running.");
+      }
+      return;
+    }
     default:
       return args.command satisfies never;
   }
@@ -140,6 +168,11 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
 
 async function main(): Promise<void> {
   let args: ParsedArgs;
+  // A hook has flags of its own and must never exit non-zero (agents/hook-command.ts).
+  if (process.argv[2] === "hook") {
+    const { hookCommand } = await import("./agents/hook-command.js");
+    return hookCommand(process.argv.slice(3));
+  }
   try {
     args = parseCli(process.argv.slice(2));
     if (args.help) {

@@ -94,6 +94,9 @@ export const ConfigSchema = z.object({
   recallHalfLifeHours: z.coerce.number().positive().default(24),
   /** Vector neighbours less similar than this do not count as relevant. */
   recallMinSimilarity: z.coerce.number().min(-1).max(1).default(0.1),
+  /** Coding-agent hooks (agents/hooks.ts): tool uses between GHAP check-ins, and the prompt context's token budget. */
+  hookCheckInEvery: positiveInt.default(10),
+  hookMaxTokens: positiveInt.default(1500),
   /** Tokens of remembered text put into the system prompt before a turn; 0 turns it off. */
   recallPromptTokens: nonNegativeInt.default(400),
   /** A new memory this similar to an existing one reinforces it instead of adding a row. */

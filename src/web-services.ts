@@ -8,6 +8,8 @@ import type { Embedder } from "./memory/embedder.js";
 import type { Memory } from "./memory/memory.js";
 import type { MoodKeeper } from "./mood/mood-keeper.js";
 import type { DreamSettings } from "./dreams/settings.js";
+import type { AgentSessions } from "./agents/sessions.js";
+import type { HookSettings } from "./agents/hooks.js";
 
 /** The web process's services; built once per process, shared by every request. */
 export interface WebServices {
@@ -32,6 +34,9 @@ export interface WebServices {
   mcpAllowedOrigins: readonly string[];
   /** The dream settings' defaults (from the flags); PATCH /dream/config overrides them. */
   dreamDefaults: DreamSettings;
+  /** Coding agents' sessions and GHAP (agents/sessions.ts). */
+  agents: AgentSessions;
+  hooks: HookSettings;
   /** Aborted when the process begins to stop: endless streams (GET /v1/events) end then, so that they do not hold the server for its grace period. */
   closing?: AbortSignal | undefined;
   /** Set by the HTTP app (http/metrics.ts): a new turn's time to its first text. */

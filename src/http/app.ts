@@ -20,6 +20,7 @@ import { moodRoutes } from "./routes/mood.js";
 import { embeddingRoutes } from "./routes/embeddings.js";
 import { dreamRoutes } from "./routes/dreams.js";
 import { dreamConfigRoutes } from "./routes/dream-config.js";
+import { hookRoutes } from "./routes/hooks.js";
 
 export function createApp(services: WebServices): Hono {
   const app = new Hono();
@@ -48,6 +49,7 @@ export function createApp(services: WebServices): Hono {
   app.use("/v1/*", present);
   app.use("/dream/*", present);
   app.use("/mcp", present);
+  app.use("/hooks/*", present);
 
   if (deps.apiKey) {
     const expected = `Bearer ${deps.apiKey}`;
@@ -60,6 +62,7 @@ export function createApp(services: WebServices): Hono {
     app.use("/v1/*", requireKey);
     app.use("/dream/*", requireKey);
     app.use("/metrics", requireKey);
+    app.use("/hooks/*", requireKey);
   }
   const limit = bodyLimit({
     maxSize: deps.bodyLimit,
@@ -71,6 +74,7 @@ export function createApp(services: WebServices): Hono {
   });
   app.use("/v1/*", limit);
   app.use("/dream/*", limit);
+  app.use("/hooks/*", limit);
 
   app.get("/metrics", async (c) => c.text(await metrics.render(), 200, { "Content-Type": metrics.registry.contentType }));
   app.route("/", healthRoutes(deps));
@@ -85,5 +89,6 @@ export function createApp(services: WebServices): Hono {
   app.route("/", embeddingRoutes(deps));
   app.route("/", dreamRoutes(deps));
   app.route("/", dreamConfigRoutes(deps));
+  app.route("/", hookRoutes(deps));
   return app;
 }

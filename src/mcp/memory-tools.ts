@@ -5,7 +5,8 @@ import { z } from "zod";
 import type { WebServices } from "../web-services.js";
 import { ConversationIdSchema } from "../conversation-id.js";
 import { MAX_MEMORY_CHARS } from "../memory/memory.js";
-import { assembleContext } from "../memory/assemble-context.js";
+import { assembleContext, CONTEXT_TYPES } from "../memory/assemble-context.js";
+import { ProjectSchema, SessionIdSchema } from "./agent-tools.js";
 import { memoryJson } from "../memory/memory-json.js";
 import { guarded, result } from "./result.js";
 
@@ -60,24 +61,35 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
     {
       title: "Assemble context for a prompt",
       description:
-        "Markdown of the memories most relevant to the query and Psyche's recent insights, within max_tokens (estimated at 4 characters a token). " +
-        "For hook scripts that put context into an agent's prompt; empty markdown when nothing is relevant.",
+        "Markdown for an agent's prompt within max_tokens (estimated at 4 characters a token), in this order: the agent session's active GHAP, " +
+        "the memories most relevant to the query, past experiences (resolved GHAPs) among them, and Psyche's recent insights. " +
+        "context_types picks which (default all); empty markdown when nothing is relevant.",
       inputSchema: {
         query: z.string().max(20_000).describe("The prompt to find context for"),
+        context_types: z.array(z.enum(CONTEXT_TYPES)).min(1).optional().describe("What to include: memories, experiences, insights, active_ghap (default all)"),
         max_tokens: z.number().int().min(1).max(32_000).default(1500),
         limit: z.number().int().min(1).max(50).default(10).describe("Memories considered before the budget cuts"),
+        session_id: SessionIdSchema.optional().describe("The agent session whose active GHAP to include (default: the latest open session)"),
+        project: ProjectSchema.optional().describe("Or: the latest open session of this project"),
       },
       outputSchema: {
         markdown: z.string(),
         token_estimate: z.number(),
         memory_ids: z.array(z.string()),
+        experience_ids: z.array(z.string()),
         insight_ids: z.array(z.string()),
+        ghap_id: z.string().nullable(),
         truncated: z.boolean(),
       },
       annotations: { readOnlyHint: true },
     },
-    guarded("assemble_context", deps.log, async ({ query, max_tokens, limit }, extra) => {
-      const assembled = await assembleContext(deps.memory, { query, maxTokens: max_tokens, limit, signal: extra.signal });
+    guarded("assemble_context", deps.log, async ({ query, context_types, max_tokens, limit, session_id, project }, extra) => {
+      const types = context_types ?? CONTEXT_TYPES;
+      // No open session is no GHAP, not an error: the rest of the context still helps (a session named but unknown is).
+      const wanted = types.includes("active_ghap");
+      const session = wanted && session_id ? await deps.agents.session({ session_id }) : wanted ? await deps.agents.session({ project }).catch(() => undefined) : undefined;
+      const activeGhap = session ? await deps.agents.active(session) : undefined;
+      const assembled = await assembleContext(deps.memory, { query, types, maxTokens: max_tokens, limit, activeGhap, signal: extra.signal });
       return result({ ...assembled }, assembled.markdown);
     }),
   );

@@ -3,6 +3,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { WebServices } from "../web-services.js";
 import { PSYCHE_VERSION } from "../version.js";
+import { registerAgentTools } from "./agent-tools.js";
 import { registerChatTools } from "./chat-tools.js";
 import { registerMemoryTools } from "./memory-tools.js";
 import { registerResources } from "./resources.js";
@@ -10,7 +11,8 @@ import { registerStateTools } from "./state-tools.js";
 
 export const MCP_INSTRUCTIONS =
   "Psyche is a companion model with a long-term memory, a mood, and a dream life. " +
-  "Use chat to talk to it, recall_memory and store_memory for its memory, and assemble_context to get markdown context for a prompt.";
+  "Use chat to talk to it, recall_memory and store_memory for its memory, and assemble_context to get markdown context for a prompt. " +
+  "Coding agents: start_session, then set_ghap (goal, hypothesis, action, prediction) for the work at hand and resolve_ghap when it is confirmed, falsified or abandoned.";
 
 export function createMcpServer(deps: WebServices): McpServer {
   const server = new McpServer(
@@ -20,6 +22,7 @@ export function createMcpServer(deps: WebServices): McpServer {
   registerChatTools(server, deps);
   registerMemoryTools(server, deps);
   registerStateTools(server, deps);
+  registerAgentTools(server, deps);
   registerResources(server, deps);
   return server;
 }

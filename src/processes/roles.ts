@@ -1,4 +1,5 @@
 // Building blocks of every process: each role starts what it needs and registers how to stop it.
+import { AgentSessions } from "../agents/sessions.js";
 import type { Config } from "../config.js";
 import { createPool, type Pool } from "../db/pool.js";
 import { migrate } from "../db/migrate.js";
@@ -66,6 +67,8 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
     mcpAllowedOrigins: config.mcpAllowedOrigins,
     workerStaleMs: config.heartbeatMs * 5,
     dreamDefaults: defaultDreamSettings(config),
+    agents: new AgentSessions({ pool: db.pool, memory: mem.memory }),
+    hooks: { checkInEvery: config.hookCheckInEvery, maxTokens: config.hookMaxTokens },
   };
 }
 

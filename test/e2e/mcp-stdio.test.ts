@@ -41,7 +41,7 @@ t.test("the SDK's stdio client through psyche mcp", async (t) => {
   t.teardown(() => client.close());
   t.equal(client.getServerVersion()?.name, "psyche", "initialized through the bridge");
   const { tools } = await client.listTools();
-  t.equal(tools.length, 11);
+  t.equal(tools.length, 20);
   const stored = (await client.callTool({ name: "store_memory", arguments: { content: "Ada's favourite editor is Helix" } })) as CallToolResult;
   t.notOk(stored.isError, JSON.stringify(stored));
   const id = (stored.structuredContent as { id: string }).id;

@@ -18,9 +18,10 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "types", "tools"];
 /** What each part of src/ may import besides itself and BASE. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  http: ["web-services", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
-  mcp: ["web-services", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
-  "web-services": ["dreams", "memory", "mood", "jobs", "db"],
+  http: ["web-services", "agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
+  mcp: ["web-services", "agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
+  "web-services": ["agents", "dreams", "memory", "mood", "jobs", "db"],
+  agents: ["memory", "mood", "jobs", "db"],
   conversation: ["memory", "mood", "inference", "jobs", "db"],
   dreams: ["memory", "mood", "inference", "jobs", "db"],
   memory: ["mood", "inference", "jobs", "db"],

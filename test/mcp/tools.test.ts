@@ -27,11 +27,32 @@ const call = async (name: string, args: Record<string, unknown> = {}) => (await 
 const text = (r: CallToolResult) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 const count = async (table: string) => (await pool.query(`select count(*)::int as n from ${table}`)).rows[0].n as number;
 
-t.test("the ten tools, with input schemas, and the two resource templates", async (t) => {
+t.test("the twenty tools, with input schemas, and the two resource templates", async (t) => {
   const { tools } = await client.listTools();
   t.same(
     tools.map((x) => x.name).sort(),
-    ["add_tool_result", "assemble_context", "chat", "dream_journal", "dream_status", "get_context_summary", "get_emotion", "get_mood", "recall_memory", "store_memory", "wake"],
+    [
+      "add_tool_result",
+      "assemble_context",
+      "chat",
+      "dream_journal",
+      "dream_status",
+      "get_active_ghap",
+      "get_context_summary",
+      "get_emotion",
+      "get_mood",
+      "get_orphaned_ghap",
+      "increment_tool_count",
+      "recall_memory",
+      "reset_tool_count",
+      "resolve_ghap",
+      "set_ghap",
+      "should_check_in",
+      "start_session",
+      "store_memory",
+      "update_ghap",
+      "wake",
+    ],
   );
   const assemble = tools.find((x) => x.name === "assemble_context")!;
   t.match(assemble.inputSchema, { type: "object", properties: { query: { type: "string" }, max_tokens: { type: "integer" } } });

@@ -4,7 +4,7 @@ import pgvector from "pgvector";
 import type { Queryable } from "../pool.js";
 
 export type MemoryKind = "episodic" | "semantic" | "dream" | "insight";
-export type MemorySourceKind = "api" | "conversation" | "turn" | "dream" | "tool";
+export type MemorySourceKind = "api" | "conversation" | "turn" | "dream" | "tool" | "ghap";
 
 export interface MemoryRow {
   id: string;

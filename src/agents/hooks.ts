@@ -1,0 +1,106 @@
+// What each coding-agent hook does in the server (POST /hooks/<event>, and `psyche hook <event>`,
+// which relays to it): the agent's session and GHAP (agents/sessions.ts), the context for a
+// prompt (memory/assemble-context.ts), the GHAP check-in every N tool uses, and test outcomes
+// turned into a suggested resolution. Each answers with seed 004's typed result; hook-output.ts
+// renders it for Claude Code.
+import type { GhapRow } from "../db/sql/agent-sessions.js";
+import { assembleContext } from "../memory/assemble-context.js";
+import type { Memory } from "../memory/memory.js";
+import type { HookEvent, HookInput, HookResult } from "./hook-input.js";
+import type { AgentSessions } from "./sessions.js";
+import { testOutcome } from "./test-outcome.js";
+
+export interface HookSettings {
+  /** Tool uses between GHAP check-ins. */
+  checkInEvery: number;
+  /** The prompt context's token budget. */
+  maxTokens: number;
+}
+
+export const DEFAULT_HOOK_SETTINGS: HookSettings = { checkInEvery: 10, maxTokens: 1500 };
+
+export interface HookDeps {
+  agents: AgentSessions;
+  memory: Memory;
+  settings: HookSettings;
+}
+
+const DEFAULT_AGENT = "claude-code";
+const projectOf = (input: { cwd?: string | undefined }) => input.cwd ?? "(unknown project)";
+const ghapBlock = (g: GhapRow) => `**Goal**: ${g.goal}\n**Hypothesis**: ${g.hypothesis}\n**Action**: ${g.action}\n**Prediction**: ${g.prediction}`;
+
+export async function runHook<E extends HookEvent>(deps: HookDeps, event: E, input: HookInput<E>, signal?: AbortSignal): Promise<HookResult> {
+  const agent = input.agent ?? DEFAULT_AGENT;
+  const project = projectOf(input);
+  const { agents } = deps;
+  switch (event) {
+    case "session-start": {
+      const started = await agents.start({ agent, project, externalId: input.session_id });
+      const id = started.session.id;
+      if (started.orphans.length) {
+        const content = [
+          "## Orphaned GHAP detected",
+          "",
+          `A past session of this project ended with this hypothesis still open (GHAP ${started.orphans[0]!.id}):`,
+          "",
+          ghapBlock(started.orphans[0]!),
+          "",
+          "Adopt it and continue (update_ghap with its id), or close it (resolve_ghap with its id, outcome abandoned and a reason).",
+          ...(started.orphans.length > 1 ? [`${started.orphans.length - 1} more: get_orphaned_ghap lists them.`] : []),
+        ].join("\n");
+        return { type: "orphan_detected", session_id: id, content, orphans: started.orphans.map((o) => o.id) };
+      }
+      const content =
+        `Psyche (long-term memory) is following this session as ${id}. ` +
+        "Before a change you are unsure of, record your goal, hypothesis, action and prediction with set_ghap; resolve_ghap when it is confirmed, falsified or abandoned.";
+      return { type: "session_started", session_id: id, resumed: started.resumed, content };
+    }
+    case "user-prompt-submit": {
+      const i = input as HookInput<"user-prompt-submit">;
+      const session = await agents.sessionForHook(agent, i.session_id, project);
+      const assembled = await assembleContext(deps.memory, {
+        query: i.prompt.slice(0, 20_000),
+        maxTokens: deps.settings.maxTokens,
+        limit: 10,
+        activeGhap: await agents.active(session),
+        signal,
+      });
+      if (!assembled.markdown) return { type: "none", reason: "nothing relevant" };
+      return { type: "rich", content: assembled.markdown, token_count: assembled.token_estimate };
+    }
+    case "pre-tool-use": {
+      const session = await agents.countToolUse(await agents.sessionForHook(agent, input.session_id, project));
+      if (session.tools_since_check_in < deps.settings.checkInEvery) return { type: "none", reason: `${session.tools_since_check_in} of ${deps.settings.checkInEvery} tool uses` };
+      await agents.resetCheckIn(session);
+      const ghap = await agents.active(session);
+      const n = session.tools_since_check_in;
+      const content = ghap
+        ? `## GHAP check-in (${n} tool uses since the last)\n\n${ghapBlock(ghap)}\n\nIs the hypothesis still holding? If it changed, update_ghap; if it is settled, resolve_ghap.`
+        : `## GHAP check-in (${n} tool uses since the last)\n\nNo working hypothesis is recorded for this session. If you are testing an idea, set_ghap with its goal, hypothesis, action and prediction.`;
+      return { type: "reminder", content, tool_count: n };
+    }
+    case "post-tool-use": {
+      const i = input as HookInput<"post-tool-use">;
+      const outcome = testOutcome(i.tool_name, i.tool_input, i.tool_response);
+      if (!outcome) return { type: "none", reason: "not a test run" };
+      const session = await agents.sessionForHook(agent, i.session_id, project);
+      const ghap = await agents.active(session);
+      const head = `## Tests ${outcome.passed ? "PASSED" : "FAILED"}\n\n\`${outcome.command.slice(0, 200)}\`: ${outcome.evidence}`;
+      if (!ghap) {
+        return { type: "outcome", passed: outcome.passed, suggested_action: "set_ghap", content: `${head}\n\nNo working hypothesis is recorded; set_ghap if this run tests one.` };
+      }
+      const action = outcome.passed ? "resolve_confirmed" : "resolve_falsified";
+      const advice = outcome.passed
+        ? `If this confirms the prediction ("${ghap.prediction}"), resolve_ghap with outcome confirmed.`
+        : `If this contradicts the prediction ("${ghap.prediction}"), resolve_ghap with outcome falsified and what you learned; if the run was not the test of it, carry on.`;
+      return { type: "outcome", passed: outcome.passed, suggested_action: action, content: `${head}\n\nActive GHAP ${ghap.id}:\n${ghapBlock(ghap)}\n\n${advice}` };
+    }
+    case "session-end": {
+      const i = input as HookInput<"session-end">;
+      const session = await agents.sessionForHook(agent, i.session_id, project);
+      await agents.end(session, i.reason ?? "ended");
+      return { type: "session_ended", session_id: session.id };
+    }
+  }
+  throw new Error(`unknown hook event ${String(event)}`);
+}
