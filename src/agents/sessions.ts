@@ -131,7 +131,8 @@ export class AgentSessions {
     if (id) {
       const ghap = await ghapById(this.deps.pool, id);
       if (!ghap) throw new UserError(`No GHAP '${id}'`, { status: 404, param: "id" });
-      const session = ref.session_id || ref.project ? await this.session(ref).catch(() => undefined) : await latestOpenSession(this.deps.pool);
+      // The session that acts on it, if any (an orphan updated from it is adopted).
+      const session = await this.session(ref).catch(() => undefined);
       return { ghap, session };
     }
     const session = await this.session(ref);
