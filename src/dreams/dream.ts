@@ -144,7 +144,11 @@ export async function runDream(
 
 /** Significance and affect (scoring thread) into the journal; a kept result becomes a memory; the mood moves. */
 async function reflectOn(deps: DreamDeps, journalId: string, text: string, p: Plan): Promise<void> {
-  if (!deps.memory || !text.trim()) return;
+  if (!deps.memory) return;
+  // A reverie that said nothing (woken while reading its prompt, or a reflection with no seeds)
+  // still finishes: significance 0 and no affect, so its "reverie.finished" event comes like
+  // every other's (migrations/000013_events.sql) and the mood is left alone.
+  if (!text.trim()) return scoreDream(deps.pool, journalId, { importance: 0, valence: null, arousal: null });
   const scored = await deps.memory.score(text);
   const kind = p.keepAs(scored.importance);
   if (kind) await deps.memory.remember({ kind, content: text.trim(), importance: scored.importance, sourceKind: "dream", sourceId: journalId, citations: p.cites(text) });

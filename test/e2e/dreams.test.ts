@@ -15,6 +15,22 @@ const post = async (path: string, body: unknown) => {
 };
 const journal = async (jobId: string) => (await psyche.db.pool.query("select * from dream_journal where job_id = $1", [jobId])).rows[0];
 
+t.test("a reverie that says nothing still finishes: significance 0, no affect, its event, no memory", async (t) => {
+  // No memories yet: the reflection has nothing to reflect on and ends at once with no text.
+  const queued = await post("/dream/jobs", { kind: "reflect", max_tokens: 24 });
+  t.equal(queued.status, 202);
+  const id = queued.body.data[0].id;
+  const row = await until("the empty reflection to be scored", async () => {
+    const r = await journal(id);
+    return r?.significance !== null && r?.significance !== undefined ? r : undefined;
+  });
+  t.match(row, { status: "done", content: "", significance: 0, valence: null, arousal: null });
+  const finished = await psyche.db.pool.query("select data from events where type = 'reverie.finished' and data->>'journal_id' = $1", [row.id]);
+  t.match(finished.rows, [{ data: { became_memory: false, significance: 0 } }], "one reverie.finished event");
+  const moved = await psyche.db.pool.query("select count(*)::int as n from emotion_log where cause = 'dream' and source_id = $1", [row.id]);
+  t.equal(moved.rows[0].n, 0, "the mood is left alone");
+});
+
 t.test("a dream runs to its budget and is journaled; it moves the mood", async (t) => {
   await psyche.mem.memory.remember({ kind: "semantic", content: "The garden was full of sunflowers this summer", sourceKind: "api" });
   const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 40, focus: "the garden" });

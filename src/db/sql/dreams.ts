@@ -64,7 +64,7 @@ export async function setDreamSeeds(db: Queryable, id: string, memoryIds: readon
   await db.query("update dream_journal set seed_memory_ids = $2::uuid[] where id = $1", [id, memoryIds]);
 }
 
-export async function scoreDream(db: Queryable, id: string, s: { importance: number; valence: number; arousal: number }): Promise<void> {
+export async function scoreDream(db: Queryable, id: string, s: { importance: number; valence: number | null; arousal: number | null }): Promise<void> {
   await db.query(`update dream_journal set significance = $2, valence = $3, arousal = $4 where id = $1`, [id, s.importance, s.valence, s.arousal]);
 }
 
