@@ -111,6 +111,8 @@ export const ConfigSchema = z.object({
   dreamDelaySeconds: nonNegativeInt.default(300),
   /** Seconds between the end of one self-started dream and the start of the next. */
   dreamCooldownSeconds: nonNegativeInt.default(600),
+  /** A client that heartbeats POST /v1/presence (Hermes) is gone this long after its last one; it is asked to beat three times as often. */
+  presenceTtlSeconds: positiveInt.max(3600).default(45),
   /** No dream starts within this many seconds of any request (a client reconnecting). */
   wakeLockSeconds: nonNegativeInt.default(5),
   /** A dream's budget: tokens, and seconds. */

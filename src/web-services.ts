@@ -37,6 +37,8 @@ export interface WebServices {
   /** Coding agents' sessions and GHAP (agents/sessions.ts). */
   agents: AgentSessions;
   hooks: HookSettings;
+  /** A client silent this long is no longer present (db/sql/clients.ts). */
+  presenceTtlSeconds: number;
   /** Aborted when the process begins to stop: endless streams (GET /v1/events) end then, so that they do not hold the server for its grace period. */
   closing?: AbortSignal | undefined;
   /** Set by the HTTP app (http/metrics.ts): a new turn's time to its first text. */

@@ -2,7 +2,8 @@
 // - a reflection when the summed importance of new experience passes the threshold;
 // - an idle thought, once per quiet spell, while a conversation is open (a request within
 //   dream_delay_seconds) but quiet for idle_thought_delay_seconds;
-// - a dream after dream_delay_seconds without a request, and the cooldown after the last.
+// - a dream after dream_delay_seconds without a request and with no client present
+//   (db/sql/clients.ts), and the cooldown after the last.
 // Nothing starts within the wake lock of a request, under do-not-disturb, or while anything is
 // queued for the worker. The check and the queueing are one transaction under a lock, so two
 // inference processes never queue twice. A chat wakes any of them (workers/inference-worker.ts).
@@ -29,6 +30,8 @@ export interface SchedulerDeps {
   defaults: DreamSettings;
   /** How often to look (ms). */
   everyMs: number;
+  /** A client silent this long is no longer present (db/sql/clients.ts). */
+  presenceTtlSeconds: number;
 }
 
 export interface Moment extends QuietMoment {
@@ -47,7 +50,9 @@ export function due(s: DreamSettings, m: Moment, importance: number): ReverieJob
   if (s.idle_thoughts && m.quiet !== null && m.quiet >= s.idle_thought_delay_seconds && m.quiet < s.dream_delay_seconds && !m.thought_since_request) {
     return { kind: "idle", conversationId: m.conversation_id, maxTokens: s.idle_thought_max_tokens, maxSeconds: s.dream_max_seconds };
   }
-  if ((m.quiet === null || m.quiet >= s.dream_delay_seconds) && (m.since_dream === null || m.since_dream >= s.dream_cooldown_seconds)) {
+  // A client that says it is there (Hermes) holds dreams off however quiet it is; the delay
+  // counts from its leaving, which is its last request (DELETE /v1/presence or a heartbeat).
+  if (m.present === 0 && (m.quiet === null || m.quiet >= s.dream_delay_seconds) && (m.since_dream === null || m.since_dream >= s.dream_cooldown_seconds)) {
     return { kind: "dream", focus: null, maxTokens: s.dream_max_tokens, maxSeconds: s.dream_max_seconds, temperature: s.dream_temperature };
   }
   return undefined;
@@ -76,7 +81,7 @@ export class DreamScheduler {
         const { settings, dndUntil } = await readDreamSettings(client, this.deps.defaults);
         if (!settings.enabled) return undefined;
         const busy = await queueBusy(client, INFERENCE_QUEUE);
-        const m: Moment = { ...(await quietMoment(client, this.startedAt)), busy, dnd: dndUntil !== null };
+        const m: Moment = { ...(await quietMoment(client, this.startedAt, this.deps.presenceTtlSeconds)), busy, dnd: dndUntil !== null };
         const job = due(settings, m, m.busy ? 0 : await importanceSinceReflection(client));
         if (!job) return undefined;
         const id = await this.deps.boss.send(INFERENCE_QUEUE, job, {

@@ -20,6 +20,7 @@ import { moodRoutes } from "./routes/mood.js";
 import { embeddingRoutes } from "./routes/embeddings.js";
 import { dreamRoutes } from "./routes/dreams.js";
 import { dreamConfigRoutes } from "./routes/dream-config.js";
+import { clientRoutes } from "./routes/clients.js";
 import { hookRoutes } from "./routes/hooks.js";
 
 export function createApp(services: WebServices): Hono {
@@ -90,5 +91,6 @@ export function createApp(services: WebServices): Hono {
   app.route("/", dreamRoutes(deps));
   app.route("/", dreamConfigRoutes(deps));
   app.route("/", hookRoutes(deps));
+  app.route("/", clientRoutes(deps));
   return app;
 }

@@ -69,6 +69,7 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
     dreamDefaults: defaultDreamSettings(config),
     agents: new AgentSessions({ pool: db.pool, memory: mem.memory }),
     hooks: { checkInEvery: config.hookCheckInEvery, maxTokens: config.hookMaxTokens },
+    presenceTtlSeconds: config.presenceTtlSeconds,
   };
 }
 
@@ -122,6 +123,7 @@ export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine:
     log: s.log,
     defaults: defaultDreamSettings(config),
     everyMs: Math.max(250, Math.min(2000, config.pollMs * 5)),
+    presenceTtlSeconds: config.presenceTtlSeconds,
   });
   scheduler.start();
   s.stack.push("dream scheduler", () => scheduler.stop());

@@ -14,6 +14,7 @@ const quietFor = (quiet: number | null, more: Partial<Moment> = {}): Moment => (
   thought_since_request: false,
   busy: false,
   dnd: false,
+  present: 0,
   ...more,
 });
 
@@ -22,6 +23,13 @@ t.test("nothing within the wake lock, while busy, under do-not-disturb, or when 
   t.equal(due(settings, quietFor(400, { busy: true }), 100), undefined);
   t.equal(due(settings, quietFor(400, { dnd: true }), 100), undefined);
   t.equal(due({ ...settings, enabled: false }, quietFor(400), 100), undefined);
+});
+
+t.test("a client present holds dreams off, however quiet; idle thoughts and reflections still come", async (t) => {
+  t.equal(due(settings, quietFor(10_000, { present: 1 }), 0), undefined, "quiet for hours, but a client is there");
+  t.match(due(settings, quietFor(10_000, { present: 0 }), 0), { kind: "dream" }, "the same moment with no client: a dream");
+  t.match(due(settings, quietFor(31, { present: 2 }), 0), { kind: "idle" });
+  t.match(due(settings, quietFor(6, { present: 1 }), 8), { kind: "reflect" });
 });
 
 t.test("a reflection first, when the importance adds up (and only then)", async (t) => {

@@ -77,6 +77,7 @@ const routes: Route[] = [
   },
   { method: "POST", path: "/dream/dnd", valid: { duration_seconds: 10 }, fields: { duration_seconds: "number", reason: "string" } },
   { method: "POST", path: "/dream/jobs", valid: { kind: "reflect" }, fields: { kind: "string", count: "number", max_tokens: "number", focus: "string" } },
+  { method: "POST", path: "/v1/presence", valid: { client_id: "0b9e6f1c-5f4e-4a8e-9d52-3b1c2f7a8e10", name: "fuzz" }, fields: { client_id: "string", name: "string" } },
 ];
 
 async function send(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {

@@ -183,12 +183,14 @@ export interface QuietMoment {
   /** Seconds since the last dream ended; null: none yet. */
   since_dream: number | null;
   thought_since_request: boolean;
+  /** Clients present (heartbeating, migrations/000015_clients.sql): no dream while any is. */
+  present: number;
 }
 
 /**
  * Quiet counts from the last turn or the last request of any kind (db/sql/activity.ts).
  * `startedAt` counts as a request: a freshly started server waits before it dreams (a warm-up: the first request after a start must not find it asleep). */
-export async function quietMoment(db: Queryable, startedAt: Date): Promise<QuietMoment> {
+export async function quietMoment(db: Queryable, startedAt: Date, presenceTtlSeconds: number): Promise<QuietMoment> {
   const res = await db.query<QuietMoment>(
     `with last as (
        select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $1::timestamptz, (select last_request_at from activity)) as at from turns
@@ -196,8 +198,9 @@ export async function quietMoment(db: Queryable, startedAt: Date): Promise<Quiet
      select extract(epoch from now() - (select at from last))::float8 as quiet,
        (select conversation_id from turns order by created_at desc limit 1) as conversation_id,
        extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream'))::float8 as since_dream,
-       exists (select 1 from dream_journal where kind = 'idle' and started_at > (select at from last)) as thought_since_request`,
-    [startedAt],
+       exists (select 1 from dream_journal where kind = 'idle' and started_at > (select at from last)) as thought_since_request,
+       (select count(*)::int from clients where left_at is null and last_seen_at > now() - make_interval(secs => $2)) as present`,
+    [startedAt, presenceTtlSeconds],
   );
   return res.rows[0]!;
 }

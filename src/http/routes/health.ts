@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { lastActivity } from "../../db/sql/activity.js";
+import { presentClients } from "../../db/sql/clients.js";
 import { queueCounts } from "../../db/sql/pgboss-jobs.js";
 import { ping } from "../../db/sql/server.js";
 import { liveWorkers } from "../../db/sql/workers.js";
@@ -19,7 +20,7 @@ export function healthRoutes(deps: WebServices): Hono {
     }
     const databaseMs = performance.now() - started;
     const queue = await queueCounts(deps.pool, INFERENCE_QUEUE);
-    const [workers, lastRequestAt] = await Promise.all([liveWorkers(deps.pool), lastActivity(deps.pool)]);
+    const [workers, lastRequestAt, clients] = await Promise.all([liveWorkers(deps.pool), lastActivity(deps.pool), presentClients(deps.pool, deps.presenceTtlSeconds)]);
     const alive = workers.filter((w) => w.seconds_since_heartbeat * 1000 < deps.workerStaleMs);
     return c.json({
       status: alive.length > 0 ? "ok" : "degraded",
@@ -29,6 +30,8 @@ export function healthRoutes(deps: WebServices): Hono {
       queue: { name: INFERENCE_QUEUE, ...queue },
       // Presence: the dream delay and the wake lock count from it.
       last_request_at: lastRequestAt,
+      // Clients that heartbeat POST /v1/presence (Hermes): no dream starts while one is here.
+      clients: { present: clients.length, data: clients },
       worker: {
         alive: alive.length > 0,
         workers: alive.map((w) => ({ id: w.id, model: w.model, seconds_since_heartbeat: Math.round(w.seconds_since_heartbeat * 10) / 10 })),
