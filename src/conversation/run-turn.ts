@@ -130,12 +130,20 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
   });
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
   try {
-    const recalled = await recallFor(deps, turn.prompt_messages, controller.signal, log);
-    // Beside the memories, so the transcript before them stays the cached prefix.
-    const context = turn.response_format ? [recalled, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : recalled;
-    const result = await generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, context, turn.instructions), sofar, controller.signal, (text, tokens) =>
-      writer.push(text, tokens),
-    );
+    let result: GenerateResult & { serverToolCalls: ServerToolCall[] };
+    try {
+      const recalled = await recallFor(deps, turn.prompt_messages, controller.signal, log);
+      // Beside the memories, so the transcript before them stays the cached prefix.
+      const context = turn.response_format ? [recalled, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : recalled;
+      result = await generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, context, turn.instructions), sofar, controller.signal, (text, tokens) =>
+        writer.push(text, tokens),
+      );
+    } catch (err) {
+      // Stopped before the first token (during recall, or while the model read its prompt): a
+      // cancel like any other, with nothing said, not a failure.
+      if (!stopReason) throw err;
+      result = { text: "", finishReason: "stop", promptTokens: 0, completionTokens: 0, toolCalls: [], serverToolCalls: [] };
+    }
     await writer.flush();
     if (writer.failure) throw writer.failure;
     if (writer.lost || stopReason === "lost") return "lost";

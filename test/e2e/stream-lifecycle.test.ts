@@ -14,7 +14,7 @@ const waitFor = async (check: () => Promise<boolean>, ms = 20_000) => {
   }
   return false;
 };
-const turnStatus = async (id: string) => (await psyche.db.pool.query("select status, content, completion_tokens from turns where id = $1", [id])).rows[0];
+const turnStatus = async (id: string) => (await psyche.db.pool.query("select status, content, completion_tokens, error from turns where id = $1", [id])).rows[0];
 
 /** Reads an SSE response body into its data payloads. */
 async function readSse(res: Response): Promise<{ ids: number[]; data: string[] }> {
@@ -87,6 +87,22 @@ t.test("cancelling a turn stops generation and keeps what was said", async (t) =
   t.equal(turn.content, text, "the stored reply is what the client saw");
   const info = (await (await fetch(`${psyche.url}/v1/turns/${turnId}`)).json()) as any;
   t.equal(info.status, "cancelled");
+});
+
+t.test("a turn cancelled before its first token (while the model reads a long prompt) ends cancelled, not failed", async (t) => {
+  const long = Array.from({ length: 600 }, (_, i) => `line ${i} of a long letter about the garden`).join("\n");
+  const stream = await client.chat.completions
+    .create({ model: "psyche", messages: [{ role: "user", content: long }], max_tokens: 50, stream: true })
+    .withResponse();
+  const turnId = stream.response.headers.get("x-psyche-turn")!;
+  for (let i = 0; i < 500 && (await turnStatus(turnId)).status === "queued"; i++) await new Promise((r) => setTimeout(r, 5));
+  await fetch(`${psyche.url}/v1/turns/${turnId}/cancel`, { method: "POST" });
+  let finish: string | null | undefined;
+  for await (const chunk of stream.data) finish ??= chunk.choices[0]?.finish_reason;
+  t.equal(finish, "stop", "its stream ends normally");
+  const ended = await turnStatus(turnId);
+  t.comment(JSON.stringify(ended));
+  t.match(ended, { status: "cancelled", error: null });
 });
 
 t.test("turn endpoints reject bad ids", async (t) => {
