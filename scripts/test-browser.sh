@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The dashboard in a real browser: installs Debian's chromium when it is missing (as root), then
-# runs test/e2e/dashboard.test.ts with the browser required (without chromium, `npm test` skips
-# that file). puppeteer-core drives the system browser; nothing is downloaded but the package.
+# The two UIs in real clients: the dashboard in Debian's chromium, Hermes in Debian's tmux.
+# Installs whichever is missing (as root), then runs test/e2e/dashboard.test.ts and
+# test/e2e/hermes-tui.test.ts with them required (without them, `npm test` skips those files).
+# puppeteer-core drives the system browser; nothing is downloaded but the packages.
 #
 #   npm run test:browser             (after npm install; builds dist/ first)
 #   PSYCHE_CHROMIUM=/path/to/chrome npm run test:browser
@@ -11,16 +12,19 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 chromium=${PSYCHE_CHROMIUM:-/usr/bin/chromium}
 say() { printf 'test-browser: %s\n' "$*"; }
 
-if [ ! -x "$chromium" ]; then
+missing=()
+[ -x "$chromium" ] || missing+=(chromium)
+command -v tmux >/dev/null || missing+=(tmux)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null; then
-    say "no browser at $chromium, and installing Debian's chromium needs root"
+    say "missing ${missing[*]}, and installing Debian's packages needs root"
     exit 1
   fi
   as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-  say "installing Debian's chromium"
+  say "installing Debian's ${missing[*]}"
   as_root apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 cd "$root"
-PSYCHE_CHROMIUM="$chromium" PSYCHE_TEST_BROWSER=required npx tap test/e2e/dashboard.test.ts
+PSYCHE_CHROMIUM="$chromium" PSYCHE_TEST_BROWSER=required PSYCHE_TEST_TMUX=required npx tap test/e2e/dashboard.test.ts test/e2e/hermes-tui.test.ts

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { ENV_NAMES, flagName } from "./config.js";
 import { UserError, type UserErrorOptions } from "./errors.js";
 
-export const COMMANDS = ["serve", "start", "stop", "status", "logs", "db", "migrate", "web", "inference", "mcp", "model", "hook", "install", "uninstall"] as const;
+export const COMMANDS = ["serve", "start", "stop", "status", "logs", "db", "migrate", "web", "inference", "mcp", "model", "hook", "install", "uninstall", "chat"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export class UsageError extends UserError {
@@ -33,6 +33,8 @@ Commands:
   hook <event> [--format claude|typed]
               a coding agent's hook (session-start, user-prompt-submit, pre-tool-use, post-tool-use,
               session-end): hook JSON on stdin, what the agent reads on stdout; never fails the agent
+  chat [-p "message"] [--workspace DIR] [--server URL] [--yes] ...
+              Hermes, the terminal client: talk to Psyche, tools run here (psyche chat --help)
   install claude-code [--project] [--http] [--dry-run]
               add Psyche's hooks and MCP server to Claude Code's settings (user, or this project's)
   uninstall claude-code [--project] [--dry-run]

@@ -136,6 +136,8 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
     }
     case "hook":
       throw new Error("psyche hook is run by main() before the flags are parsed");
+    case "chat":
+      throw new Error("psyche chat is run by main() before the flags are parsed");
     case "install":
     case "uninstall": {
       if (args.rest[0] !== "claude-code") throw new UsageError(`psyche ${args.command} needs a target: claude-code`);
@@ -172,6 +174,12 @@ async function main(): Promise<void> {
   if (process.argv[2] === "hook") {
     const { hookCommand } = await import("./agents/hook-command.js");
     return hookCommand(process.argv.slice(3));
+  }
+  // Hermes is a client with flags of its own (hermes/args.ts).
+  if (process.argv[2] === "chat") {
+    const { hermesMain } = await import("./hermes/main.js");
+    await hermesMain(process.argv.slice(3));
+    process.exit();
   }
   try {
     args = parseCli(process.argv.slice(2));

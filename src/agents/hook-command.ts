@@ -6,11 +6,11 @@
 // stderr. `session-start` starts the server in the background when none runs (not waiting for
 // it). A new process runs per call, so this file loads only Node's own modules.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { serverFromPidFile as fromPidFile } from "../paths.js";
 import { HOOK_EVENTS, type HookEvent } from "./hook-events.js";
 import { claudeOutput } from "./hook-output.js";
 import type { HookResult } from "./hook-input.js";
@@ -67,20 +67,6 @@ function trim(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(trim);
   if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, trim(v)]));
   return value;
-}
-
-type Found = { url: string } | { starting: true } | { none: true };
-
-/** The server the PID file names (`psyche start`), if its process lives. */
-function fromPidFile(dataDir: string): Found {
-  try {
-    const file = JSON.parse(readFileSync(join(dataDir, "psyche.pid"), "utf8")) as { pid?: unknown; url?: unknown };
-    if (typeof file.pid !== "number") return { none: true };
-    process.kill(file.pid, 0);
-    return typeof file.url === "string" ? { url: file.url } : { starting: true };
-  } catch {
-    return { none: true };
-  }
 }
 
 /** Starts `psyche start` detached, not waiting for it: the agent's session goes on meanwhile. */

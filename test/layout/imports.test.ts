@@ -22,6 +22,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   mcp: ["web-services", "agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
   "web-services": ["agents", "dreams", "memory", "mood", "jobs", "db"],
   agents: ["memory", "mood", "jobs", "db"],
+  // A client of the public API (README: "Hermes"): it imports none of the server.
+  hermes: [],
   conversation: ["memory", "mood", "inference", "jobs", "db"],
   dreams: ["memory", "mood", "inference", "jobs", "db"],
   memory: ["mood", "inference", "jobs", "db"],

@@ -1,0 +1,183 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- rows of raw queries */
+// Hermes's terminal UI in a real terminal (tmux: send-keys and capture-pane), as a person uses
+// it, against a real server with the tiny model: type a message and see the reply and the
+// status bar; a slash command; Ctrl-C cancels a reply in progress; /quit. And presence: while
+// Hermes is there Psyche does not dream, after it quits it dreams after the delay, and a
+// Hermes that connects mid-dream wakes it. Without tmux this file is skipped; `npm run
+// test:browser` installs Debian's tmux and runs it (CI).
+import t from "tap";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { PSYCHE_BIN } from "../helpers/hermes.js";
+import { startPsyche } from "../helpers/psyche.js";
+import { ScriptedEngine } from "../helpers/scripted-engine.js";
+import type { GenerateRequest } from "../../src/inference/engine.js";
+import { serverDir } from "../helpers/testdir.js";
+import { until } from "../helpers/until.js";
+
+const tmuxPath = ["/usr/bin/tmux", "/bin/tmux"].find((p) => existsSync(p));
+if (!tmuxPath) {
+  if (process.env.PSYCHE_TEST_TMUX === "required") throw new Error("no tmux: install Debian's tmux (npm run test:browser does)");
+  t.plan(0, "no tmux; npm run test:browser installs it and runs this test");
+  process.exit(0);
+}
+
+const socket = `psyche-test-${process.pid}`;
+const tmux = (...args: string[]) => execFileSync(tmuxPath, ["-L", socket, ...args], { encoding: "utf8" });
+t.teardown(() => {
+  try {
+    tmux("kill-server");
+  } catch {
+    /* no server left */
+  }
+});
+
+const psyche = await startPsyche(t, { recallPromptTokens: 0, dreamDelaySeconds: 2, dreamCooldownSeconds: 0, wakeLockSeconds: 0, presenceTtlSeconds: 3, dreamMaxTokens: 8, maxTokens: 1000 });
+const pool = psyche.db.pool;
+const json = { "content-type": "application/json" };
+await fetch(`${psyche.url}/dream/config`, { method: "PATCH", headers: json, body: JSON.stringify({ idle_thoughts: false, reflection_threshold: 0 }) });
+await fetch(`${psyche.url}/v1/memories`, { method: "POST", headers: json, body: JSON.stringify({ content: "The lighthouse keeper paints the lamp room every spring", importance: 0.8 }) });
+const workspace = join(serverDir(t), "workspace");
+mkdirSync(workspace, { recursive: true });
+writeFileSync(join(workspace, "README.md"), "# A workspace\n");
+
+const dreams = async () => (await pool.query("select count(*)::int as n from dream_journal where kind = 'dream'")).rows[0].n as number;
+const pane = () => tmux("capture-pane", "-p", "-t", "hermes", "-S", "-200");
+const waitPane = (what: string, test: (text: string) => boolean, ms = 30_000) => until(what, async () => (test(pane()) ? true : undefined), ms);
+const alive = () => {
+  try {
+    tmux("has-session", "-t", "hermes");
+    return true;
+  } catch {
+    return false;
+  }
+};
+/** Starts Hermes in a fresh tmux session, 110x40, with a clean environment. */
+function startHermes(...flags: string[]): void {
+  startHermesAt(psyche.url, ...flags);
+}
+function startHermesAt(url: string, ...flags: string[]): void {
+  if (alive()) tmux("kill-session", "-t", "hermes");
+  const command = [process.execPath, PSYCHE_BIN, "chat", "--server", url, "--workspace", workspace, "--max-tokens", "1000", ...flags].map((a) => `'${a}'`).join(" ");
+  tmux("new-session", "-d", "-s", "hermes", "-x", "110", "-y", "40", `env -i PATH=${process.env.PATH} HOME=${process.env.HOME} TERM=xterm-256color ${command}`);
+}
+const squash = (s: string) => s.replace(/\s+/g, "");
+
+t.test("a conversation in the terminal: typed, streamed, the status bar, a slash command, Ctrl-C, /quit", async (t) => {
+  const before = await dreams();
+  startHermes("--no-idle");
+  await waitPane("the UI", (p) => p.includes("/help for commands"));
+  t.match(pane(), /Hermes · http:\/\/127\.0\.0\.1:\d+ \(Psyche\) · conversation hermes-/, "the header names the server and the conversation");
+
+  tmux("send-keys", "-t", "hermes", "-l", "hello psyche");
+  await waitPane("the typed text", (p) => p.includes("› hello psyche"));
+  tmux("send-keys", "-t", "hermes", "Enter");
+  const conversation = /conversation (hermes-[0-9a-f-]+)/.exec(pane())![1]!;
+  const turn = await until("the reply", async () => (await pool.query("select id, content, status from turns where conversation_id = $1 and status = 'done'", [conversation])).rows[0]);
+  await waitPane("the reply on screen", (p) => squash(p).includes(squash(turn.content).slice(0, 40)));
+  await waitPane("the reply to be done", (p) => p.includes("/help for commands"));
+  const screen = pane();
+  t.match(screen, /you › hello psyche/);
+  t.match(screen, /psyche › /, "the reply, labelled");
+  await waitPane("the status bar", (p) => /mood \w+ \(v [+-]\d\.\d\d a [+-]\d\.\d\d\) · dream: \w+ · 1 client · hermes-/.test(p));
+  t.pass("the status bar shows the mood, the dream state and the clients present");
+
+  tmux("send-keys", "-t", "hermes", "-l", "/memories lighthouse");
+  tmux("send-keys", "-t", "hermes", "Enter");
+  await waitPane("the memories", (p) => p.includes("• [semantic] The lighthouse keeper paints the lamp room every spring"));
+  t.pass("/memories lists what Psyche remembers");
+
+  // Cancel: Ctrl-C while the reply is being written. A random model that ends a reply by itself
+  // before the key arrives tests nothing: tried again, at most three times.
+  for (let trial = 1; trial <= 3; trial++) {
+    tmux("send-keys", "-t", "hermes", "-l", `tell me everything ${trial}`);
+    tmux("send-keys", "-t", "hermes", "Enter");
+    await waitPane("the reply to start", (p) => p.includes("thinking · Ctrl-C cancels"));
+    tmux("send-keys", "-t", "hermes", "C-c");
+    await waitPane("the reply to end", (p) => p.includes("/help for commands") || p.includes("Ctrl-C again to quit"));
+    const last = await until("the turn to end", async () => (await pool.query("select status, completion_tokens, error from turns where conversation_id = $1 order by created_at desc limit 1", [conversation])).rows.find((r: any) => r.status !== "running" && r.status !== "queued"));
+    if (last.status === "done" && last.completion_tokens < 1000 && trial < 3) continue;
+    t.equal(last.status, "cancelled", `the server stopped the reply (${JSON.stringify(last)})`);
+    t.match(pane(), /cancelled \(Ctrl-C again to quit\)/);
+    break;
+  }
+  t.ok(alive(), "one Ctrl-C did not quit");
+  t.equal(await dreams(), before, "no dream while Hermes was there, with a two-second dream delay");
+
+  tmux("send-keys", "-t", "hermes", "-l", "/quit");
+  tmux("send-keys", "-t", "hermes", "Enter");
+  await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
+  t.match((await pool.query("select left_at from clients")).rows, [{ left_at: Date }], "it said goodbye");
+  await until("a dream after Hermes left", async () => ((await dreams()) > before ? true : undefined), 20_000);
+  t.pass("once it left, Psyche dreamt after the delay");
+});
+
+t.test("Hermes connecting mid-dream wakes it; Ctrl-C twice quits", async (t) => {
+  // No dream by itself meanwhile: only the one queued here.
+  await fetch(`${psyche.url}/dream/config`, { method: "PATCH", headers: json, body: JSON.stringify({ dream_delay_seconds: 0 }) });
+  for (let trial = 1; trial <= 3; trial++) {
+    const queued = (await (await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: json, body: JSON.stringify({ kind: "dream", max_tokens: 4000 }) })).json()) as any;
+    const jobId = queued.data[0].id;
+    const row = async () => (await pool.query("select status, tokens from dream_journal where job_id = $1", [jobId])).rows[0];
+    await until("the dream to start", async () => ((await row())?.status === "dreaming" ? true : undefined));
+    startHermes("--no-idle");
+    const ended = await until("the dream to end", async () => {
+      const r = await row();
+      return r && r.status !== "dreaming" ? r : undefined;
+    });
+    await waitPane("the UI", (p) => p.includes("/help for commands"));
+    tmux("send-keys", "-t", "hermes", "C-c");
+    await waitPane("the hint", (p) => p.includes("Ctrl-C again to quit"));
+    t.ok(alive(), "the first Ctrl-C, with nothing to cancel, only warns");
+    tmux("send-keys", "-t", "hermes", "C-c");
+    await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
+    if (ended.status === "done" && ended.tokens < 4000 && trial < 3) continue;
+    t.equal(ended.status, "interrupted", "Hermes's arrival woke the dream");
+    break;
+  }
+});
+
+t.test("idle: after --idle-after seconds Hermes explores with the read-only tools only, dimmed, and stops when the user types", async (t) => {
+  const idle = (r: GenerateRequest) => r.messages.some((m) => m.role === "user" && m.content.includes("the user has been away"));
+  let explorations = 0;
+  const engine = new ScriptedEngine((request) => {
+    if (!idle(request)) return { text: "hello" };
+    const results = request.messages.filter((m) => m.role === "tool").map((m) => m.content);
+    if (results.length === 0) {
+      explorations++;
+      // Asks for a command too: exploration must refuse it, even with --yes.
+      return { toolCalls: [{ name: "execute_bash", arguments: { command: "touch idle-bash.txt" } }, { name: "list_directory", arguments: {} }] };
+    }
+    if (explorations === 1) return { text: `I looked around: ${results.map((r) => r.split("\n")[0]).join(" / ")}` };
+    return { text: "unreachable" };
+  });
+  const scripted = await startPsyche(t, {}, { engine });
+  startHermesAt(scripted.url, "--idle-after", "1", "--idle-cooldown", "0", "--yes");
+  await waitPane("the first exploration", (p) => p.includes("idle · I looked around"));
+  const screen = pane();
+  t.match(screen, /✗ execute_bash \{"command":"touch idle-bash.txt"\} failed/, "the command was refused");
+  t.match(screen, /✓ list_directory \{\} ok/);
+  t.match(screen, /idle ·/, "labelled as idle");
+  t.ok(squash(screen).includes(squash("I looked around: error: no tool named execute_bash here; the tools are read_file, list_directory, search_codebase / README.md")), "the thought, with what the tools said");
+  t.notOk(existsSync(join(workspace, "idle-bash.txt")), "nothing ran but the read-only tools");
+  // Psyche adds its own memory tools on the server (recall_memory, store_memory).
+  const offered = engine.requests.filter(idle).map((r) => (r.tools ?? []).map((f) => f.name).filter((n) => !n.endsWith("_memory")).sort());
+  t.same(offered[0], ["list_directory", "read_file", "search_codebase"], "only the read-only tools are offered");
+  t.ok(engine.requests.some((r) => !idle(r)) === false, "no request but the exploration's");
+  tmux("kill-session", "-t", "hermes");
+
+  // A long cooldown between the two calls: the user types during it, and the exploration stops.
+  startHermesAt(scripted.url, "--idle-after", "1", "--idle-cooldown", "30");
+  await waitPane("the exploration's first tool", (p) => /✗ execute_bash/.test(p));
+  const asked = engine.requests.length;
+  tmux("send-keys", "-t", "hermes", "-l", "b");
+  await waitPane("the exploration to stop", (p) => p.includes("exploration stopped: you are back"));
+  t.match(pane(), /› b/, "the key that stopped it is in the input");
+  t.notMatch(pane().split("exploration stopped")[1] ?? "", /list_directory/, "the second tool never ran");
+  await new Promise((r) => setTimeout(r, 500));
+  t.equal(engine.requests.length, asked, "nothing more was asked of the model");
+  tmux("send-keys", "-t", "hermes", "C-c");
+  tmux("send-keys", "-t", "hermes", "C-c");
+  await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
+});
