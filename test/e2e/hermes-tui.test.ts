@@ -1,7 +1,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- rows of raw queries */
 // Hermes's terminal UI in a real terminal (tmux: send-keys and capture-pane), as a person uses
 // it, against a real server with the tiny model: type a message and see the reply and the
-// status bar; a slash command; Ctrl-C cancels a reply in progress; /quit. And presence: while
+// status bar; a slash command; Ctrl-C cancels a reply in progress; /quit; a tool that changes
+// things asks first (a scripted model). And presence: while
 // Hermes is there Psyche does not dream, after it quits it dreams after the delay, and a
 // Hermes that connects mid-dream wakes it. Without tmux this file is skipped; `npm run
 // test:browser` installs Debian's tmux and runs it (CI).
@@ -179,5 +180,30 @@ t.test("idle: after --idle-after seconds Hermes explores with the read-only tool
   t.equal(engine.requests.length, asked, "nothing more was asked of the model");
   tmux("send-keys", "-t", "hermes", "C-c");
   tmux("send-keys", "-t", "hermes", "C-c");
+  await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
+});
+
+t.test("a tool that changes things asks first: n declines it, y runs it", async (t) => {
+  const engine = new ScriptedEngine((request) => {
+    const results = request.messages.filter((m) => m.role === "tool").map((m) => m.content);
+    if (results.length === 0) return { toolCalls: [{ name: "execute_bash", arguments: { command: "touch by-bash.txt" } }, { name: "create_file", arguments: { path: "by-create.txt", content: "made\n" } }] };
+    return { text: `results: ${results.join(" | ")}` };
+  });
+  const scripted = await startPsyche(t, {}, { engine });
+  startHermesAt(scripted.url, "--no-idle");
+  await waitPane("the UI", (p) => p.includes("/help for commands"));
+  tmux("send-keys", "-t", "hermes", "-l", "make two files");
+  tmux("send-keys", "-t", "hermes", "Enter");
+  await waitPane("the first question", (p) => p.includes('Run execute_bash {"command":"touch by-bash.txt"}? [y/N]'));
+  tmux("send-keys", "-t", "hermes", "-l", "n");
+  await waitPane("the second question", (p) => p.includes('Run create_file {"path":"by-create.txt","content":"made\\n"}? [y/N]'));
+  tmux("send-keys", "-t", "hermes", "-l", "y");
+  await waitPane("the reply", (p) => squash(p).includes(squash("results: error: the user declined this call | created by-create.txt (5 characters)")));
+  t.notOk(existsSync(join(workspace, "by-bash.txt")), "declined: not run");
+  t.ok(existsSync(join(workspace, "by-create.txt")), "confirmed: run");
+  t.match(pane(), /✗ execute_bash .* failed/);
+  t.match(pane(), /✓ create_file .* ok/);
+  tmux("send-keys", "-t", "hermes", "-l", "/quit");
+  tmux("send-keys", "-t", "hermes", "Enter");
   await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
 });
