@@ -8,6 +8,7 @@
 // test:browser` installs Debian's tmux and runs it (CI).
 import t from "tap";
 import { execFileSync } from "node:child_process";
+import { connect, createServer, type Socket } from "node:net";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PSYCHE_BIN } from "../helpers/hermes.js";
@@ -203,6 +204,39 @@ t.test("a tool that changes things asks first: n declines it, y runs it", async 
   t.ok(existsSync(join(workspace, "by-create.txt")), "confirmed: run");
   t.match(pane(), /✗ execute_bash .* failed/);
   t.match(pane(), /✓ create_file .* ok/);
+  await waitPane("the reply to be done", (p) => p.includes("/help for commands"));
+  tmux("send-keys", "-t", "hermes", "-l", "/quit");
+  tmux("send-keys", "-t", "hermes", "Enter");
+  await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
+});
+
+t.test("a server out of reach shows 'reconnecting…' in the status bar, and clears once it is back", async (t) => {
+  // A TCP proxy in front of the server that can stop answering, as a restarting server does.
+  const target = new URL(psyche.url);
+  let down = false;
+  const open = new Set<Socket>();
+  const proxy = createServer((client) => {
+    if (down) return client.destroy();
+    const upstream = connect(Number(target.port), target.hostname);
+    open.add(client);
+    client.pipe(upstream).pipe(client);
+    client.on("error", () => upstream.destroy());
+    upstream.on("error", () => client.destroy());
+    client.on("close", () => open.delete(client));
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  t.teardown(() => proxy.close());
+  startHermesAt(`http://127.0.0.1:${(proxy.address() as { port: number }).port}`, "--no-idle");
+  await waitPane("the status bar", (p) => /mood \w+ .* · 1 client/.test(p));
+  t.notMatch(pane(), /reconnecting…/);
+  down = true;
+  for (const s of open) s.destroy();
+  await waitPane("reconnecting", (p) => p.includes("reconnecting…"), 15_000);
+  t.pass("the status bar says it is reconnecting");
+  down = false;
+  await waitPane("back", (p) => !p.includes("reconnecting…"), 15_000);
+  t.pass("and clears once the server answers again");
+  t.ok(alive(), "Hermes stayed up throughout");
   tmux("send-keys", "-t", "hermes", "-l", "/quit");
   tmux("send-keys", "-t", "hermes", "Enter");
   await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
