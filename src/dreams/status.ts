@@ -35,8 +35,7 @@ export async function dreamStatus(deps: { pool: Pool; dreamDefaults: DreamSettin
 export async function wakeForArrival(deps: { pool: Pool; bus: SignalBus; dreamDefaults: DreamSettings }): Promise<boolean> {
   const [state, { dndUntil }] = await Promise.all([dreamState(deps.pool, AWAKE_SECONDS), readDreamSettings(deps.pool, deps.dreamDefaults)]);
   if (dndUntil !== null || (state.state !== "dreaming" && state.state !== "waking")) return false;
-  await requestWake(deps.pool);
-  deps.bus.notify(Channel.jobs, WAKE_SIGNAL);
+  await wakeUp(deps);
   return true;
 }
 

@@ -3,8 +3,7 @@
 // the user is away, exploring the workspace (seed 000, 5B.4: read-only tools, a cooldown).
 import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
-import type { HermesArgs } from "./args.js";
-import { toolChoiceOf } from "./args.js";
+import { type HermesArgs, toolChoiceOf } from "./args.js";
 import { react, type LoopOptions, type LoopResult, type Transcript } from "./react-loop.js";
 import { PsycheServer } from "./server.js";
 import { LocalTools, SAFE_TOOLS, TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from "./tools.js";
