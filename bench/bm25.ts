@@ -28,12 +28,12 @@ export class Bm25Index {
     return doc;
   }
 
-  /** The `k` best documents for `query` (any query word may match), best first. */
-  search(query: string, k: number): number[] {
+  /** Every document that matches a query word, with its BM25 score. */
+  scores(query: string): Map<number, number> {
     const n = this.lengths.length;
-    if (n === 0) return [];
-    const avgdl = this.totalLength / n || 1;
     const scores = new Map<number, number>();
+    if (n === 0) return scores;
+    const avgdl = this.totalLength / n || 1;
     for (const t of new Set(terms(query))) {
       const p = this.postings.get(t);
       if (!p) continue;
@@ -43,9 +43,19 @@ export class Bm25Index {
         scores.set(doc, (scores.get(doc) ?? 0) + (idf * tf * (this.k1 + 1)) / (tf + this.k1 * (1 - this.b + (this.b * dl) / avgdl)));
       }
     }
-    return [...scores.entries()]
+    return scores;
+  }
+
+  /** The `k` best documents for `query` (any query word may match), best first. */
+  search(query: string, k: number): number[] {
+    return [...this.scores(query).entries()]
       .sort((a, b) => b[1] - a[1] || a[0] - b[0])
       .slice(0, k)
       .map(([doc]) => doc);
+  }
+
+  /** How many documents hold `term`, and how many there are. */
+  documentFrequency(term: string): { df: number; n: number } {
+    return { df: this.postings.get(term)?.size ?? 0, n: this.lengths.length };
   }
 }

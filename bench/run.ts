@@ -15,6 +15,7 @@ import { benchMcp, type McpBenchResult } from "./mcp.js";
 import { benchHooks, type HooksBenchResult } from "./hooks.js";
 import { realmemDir } from "./realmem.js";
 import { benchRetrieval, type Recall, type RetrievalResult } from "./retrieval.js";
+import { benchVectorSides, type VectorSidesResult } from "./vector-sides.js";
 
 const root = packageRoot();
 const dataDir = join(root, ".psyche", "bench");
@@ -107,6 +108,7 @@ if (part("hooks")) {
 }
 
 let retrieval: RetrievalResult | undefined = previous.retrieval;
+let vectorSides: VectorSidesResult | undefined = previous.vectorSides;
 if (part("retrieval")) {
   const dir = realmemDir(root);
   if (!dir) process.stderr.write("retrieval: no ../shared/datasets/realmem beside the project; skipped\n");
@@ -115,6 +117,8 @@ if (part("retrieval")) {
     const personas = Number(process.env.BENCH_RETRIEVAL_PERSONAS ?? Infinity);
     process.stderr.write(`retrieval: RealMem, ${Number.isFinite(personas) ? personas : "all"} personas\n`);
     retrieval = await benchRetrieval(base, log, dir, join(root, "bench", "results"), personas);
+    process.stderr.write("retrieval: the vector sides compared, in memory\n");
+    vectorSides = benchVectorSides(dir, personas);
   }
 }
 
@@ -122,7 +126,7 @@ const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(tota
 const keepStream = !part("stream");
 const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
 const meta = keepStream && previous.runs ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns } : { runs, maxTokens, ttftRuns };
-const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp, hooks, retrieval };
+const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp, hooks, retrieval, vectorSides };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
@@ -214,6 +218,25 @@ if (retrieval) {
     "| --- | --- | --- | --- | --- | --- | --- |",
     row("all", retrieval.queries, retrieval.psyche, retrieval.bm25),
     ...Object.entries(retrieval.byCategory).map(([c, v]) => row(c, v.psyche.queries, v.psyche, v.bm25)),
+  );
+}
+if (vectorSides) {
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+  const at = (side: string, weight: number, conversation: boolean) => vectorSides.rows.find((r) => r.side === side && r.weight === weight && r.conversation === conversation);
+  const names = [...new Set(vectorSides.rows.map((r) => r.side))];
+  const weights = [...new Set(vectorSides.rows.map((r) => r.weight))].filter((w) => w > 0).sort((a, b) => a - b);
+  const cell = (r: VectorSidesResult["rows"][number] | undefined) => (r ? `${pct(r.turn5)} / ${pct(r.turn10)}` : "-");
+  retrievalTable.push(
+    "",
+    `The vector side, measured ${vectorSides.date.slice(0, 10)} (\`bench/vector-sides.ts\`): each candidate for the built-in embedder in one in-memory run over the same ${vectorSides.personas} personas and ${vectorSides.queries} queries with evidence turns, with everything else held equal (BM25 over each turn, the candidates \`Memory.search\` takes, Psyche's ranking), but without the store's conversation-neighbour indexing, so below the table above. Turn recall@5 / @10 at each vector share of relevance; "none" ranks by BM25 only (without the lift, that is the BM25 baseline above). The first columns have the conversation lift on (as Psyche runs), the last one has it off.`,
+    "",
+    `| vector side | ${weights.map((w) => `share ${w}${w === 1 ? " (the vector alone)" : ""}`).join(" | ")} | share ${weights[0]}, no conversation lift |`,
+    `| --- | ${weights.map(() => "---").join(" | ")} | --- |`,
+    ...names.map((n) =>
+      n === "none"
+        ? `| none (BM25 only) | ${weights.map(() => cell(at(n, 0, true))).join(" | ")} | ${cell(at(n, 0, false))} |`
+        : `| ${n} | ${weights.map((w) => cell(at(n, w, true))).join(" | ")} | ${cell(at(n, weights[0]!, false))} |`,
+    ),
   );
 }
 const table = [

@@ -33,7 +33,9 @@ const NOT_RECALLED: readonly MemoryKind[] = ["dream"];
 export const MAX_MEMORY_CHARS = 20_000;
 
 /** Full-text matches ranked beside the nearest vectors: enough for a conversation's other turns to lift its best. */
-const TEXT_CANDIDATES = 100;
+export const TEXT_CANDIDATES = 100;
+/** The nearest vectors ranked beside them. pgvector's HNSW search returns at most hnsw.ef_search (40 by default) rows. */
+export const vectorCandidates = (k: number): number => Math.min(40, Math.max(20, k * 2));
 /**
  * Matches read per query term: all of a rare term's, a very common term's densest. At 100k
  * memories 500 halves the full-text time of 1,000 (bench/memory.ts).
@@ -155,8 +157,7 @@ export class Memory {
     const candidates = await memoryCandidates(this.deps.pool, this.space, {
       vector: vector!,
       text,
-      // pgvector's HNSW search returns at most hnsw.ef_search (40 by default) rows.
-      limit: Math.min(40, Math.max(20, k * 2)),
+      limit: vectorCandidates(k),
       minSimilarity: this.deps.settings.rank.minSimilarity,
     });
     const ranked = rankMemories(candidates, this.deps.settings.rank)

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { Bm25Index } from "../../bench/bm25.js";
 import { loadPersona } from "../../bench/realmem.js";
 import { summarise, type QueryResult } from "../../bench/retrieval.js";
+import { benchVectorSides, StoreRandomIndexing } from "../../bench/vector-sides.js";
 
 t.test("BM25: rarer words weigh more, and length does not win", async (t) => {
   const index = new Bm25Index();
@@ -76,4 +77,61 @@ t.test("recall averages over queries, turn level over those with evidence turns"
   t.equal(r.turn5, 0.5);
   t.equal(r.session10, (1 + 1 + 0.5) / 3);
   t.equal(summarise([], "bm25").turn10, 0);
+});
+
+t.test("random indexing learned from the store: words said together point the same way", async (t) => {
+  const bm25 = new Bm25Index();
+  const ri = new StoreRandomIndexing(bm25);
+  const store = (text: string, conversation: string) => {
+    bm25.add(text);
+    return ri.stored(text, conversation);
+  };
+  for (let i = 0; i < 5; i++) {
+    store(`cello strings bow practice ${i}`, `music-${i}`);
+    store(`cello teacher lesson ${i}`, `music-${i}`);
+    store(`garden tomatoes soil ${i}`, `garden-${i}`);
+  }
+  const lesson = store("teacher lesson tomorrow", "music-x");
+  const garden = store("tomatoes soil tomorrow", "garden-x");
+  const q = ri.query("bow strings");
+  const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
+  t.ok(dot(q, lesson) > dot(q, garden) + 0.2, `a lesson shares no word with "bow strings" but is near it (${dot(q, lesson).toFixed(2)} vs ${dot(q, garden).toFixed(2)})`);
+  t.same(ri.query("quokka"), new Array(512).fill(0), "a word never stored has no context yet");
+});
+
+t.test("the vector sides are compared on the same queries, BM25 alone among them", async (t) => {
+  const dir = t.testdir();
+  const turns = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ speaker: i % 2 ? "Assistant" : "User", content: `a note about the weather on day ${i}`, is_query: false }));
+  writeFileSync(
+    join(dir, "A_dialogues_256k.json"),
+    JSON.stringify({
+      _metadata: {},
+      dialogues: [
+        { session_uuid: "s0", current_time: "2025-01-01", dialogue_turns: turns(12), extracted_memory: [] },
+        {
+          session_uuid: "s1",
+          current_time: "2025-01-02",
+          dialogue_turns: [{ speaker: "User", content: "My telescope arrived, an eight inch reflector", is_query: false }],
+          extracted_memory: [{ content: "has a telescope", source_content_snapshot: "My telescope arrived, an eight inch reflector" }],
+        },
+        {
+          session_uuid: "s2",
+          current_time: "2025-01-03",
+          dialogue_turns: [
+            { speaker: "User", content: "Which telescope did I get?", is_query: true, query_id: "Q-1", category_name: "c" },
+            { speaker: "Assistant", content: "A reflector.", memory_used: [{ session_uuid: "s1", content: "has a telescope" }] },
+          ],
+          extracted_memory: [],
+        },
+      ],
+    }),
+  );
+  const r = benchVectorSides(dir);
+  t.equal(r.queries, 1);
+  t.equal(r.personas, 1);
+  const sides = [...new Set(r.rows.map((x) => x.side))];
+  t.same(sides.length, 4, "none, the built-in embedder at 256 and 1024, random indexing");
+  t.match(r.rows.find((x) => x.side === "none" && !x.conversation), { weight: 0, turn5: 1, turn10: 1 }, "BM25 alone finds the telescope turn first");
+  t.equal(r.rows.filter((x) => x.side !== "none").length, 3 * 3 * 2, "each of the three other sides at three shares, with and without the conversation lift");
 });
