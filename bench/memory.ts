@@ -9,11 +9,12 @@ import { toVector } from "../src/db/sql/memories.js";
 import { tidyTextIndex } from "../src/db/sql/memory-terms.js";
 import type { EmbedSpec } from "../src/memory/embed-task.js";
 import { type Embedder, ThreadEmbedder } from "../src/memory/embedder.js";
+import { terms } from "../src/memory/analyzer.js";
 import { Memory } from "../src/memory/memory.js";
 import { ThreadScorer } from "../src/memory/scorer.js";
 import type { Logger } from "../src/log.js";
 import { serve } from "../src/processes/serve.js";
-import { random, syntheticMemory, syntheticQuery } from "./synthetic-memories.js";
+import { random, syntheticLongQuery, syntheticMemory, syntheticQuery } from "./synthetic-memories.js";
 
 export const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -44,6 +45,8 @@ export interface SearchResult {
   queries: number;
   p50Ms: number;
   p95Ms: number;
+  /** The same for long queries (several questions in one message). */
+  long?: { p50Ms: number; p95Ms: number; terms: number };
   loadSeconds: number;
 }
 
@@ -73,7 +76,17 @@ export async function benchSearch(base: Config, log: Logger, sizes: number[], qu
         await psyche.mem.memory.search(q, 10);
         times.push(performance.now() - t);
       }
-      results.push({ memories: size, queries, p50Ms: percentile(times, 50), p95Ms: percentile(times, 95), loadSeconds });
+      const longTimes: number[] = [];
+      const longTerms: number[] = [];
+      for (let i = 0; i < queries; i++) {
+        const q = syntheticLongQuery(r);
+        longTerms.push(new Set(terms(q)).size);
+        const t = performance.now();
+        await psyche.mem.memory.search(q, 10);
+        longTimes.push(performance.now() - t);
+      }
+      const long = { p50Ms: percentile(longTimes, 50), p95Ms: percentile(longTimes, 95), terms: percentile(longTerms, 50) };
+      results.push({ memories: size, queries, p50Ms: percentile(times, 50), p95Ms: percentile(times, 95), long, loadSeconds });
     }
   } finally {
     await psyche.stop();

@@ -35,3 +35,8 @@ export function syntheticQuery(r: () => number): string {
   ];
   return pick(r, forms)();
 }
+
+/** A query as a chat message often is: several questions in one paragraph (~20 distinct terms). */
+export function syntheticLongQuery(r: () => number): string {
+  return `I keep thinking about last week. ${syntheticQuery(r)} Also, ${syntheticQuery(r)}. And ${syntheticQuery(r)}, if you remember. ${syntheticQuery(r)}`;
+}

@@ -5,13 +5,13 @@ import {
   type Candidate,
   getMemory,
   insertMemory,
-  markAccessed,
   memoryCandidates,
   type MemoryKind,
   type MemoryRow,
   type MemorySourceKind,
   nearestMemories,
   purgeMemory,
+  readRecalled,
   recentInsights,
   reinforceMemory,
   softDeleteMemory,
@@ -163,11 +163,11 @@ export class Memory {
     const ranked = rankMemories(candidates, this.deps.settings.rank)
       .filter((r) => !exclude.includes(r.memory.kind))
       .slice(0, k);
-    await markAccessed(
-      this.deps.pool,
-      ranked.map((r) => r.memory.id),
-    );
-    return ranked;
+    const rows = new Map((await readRecalled(this.deps.pool, ranked.map((r) => r.memory.id))).map((m) => [m.id, m]));
+    return ranked.flatMap((r) => {
+      const row = rows.get(r.memory.id);
+      return row ? [{ ...r, memory: { ...row, ...r.memory } }] : [];
+    });
   }
 
   /** Affect and significance of a text (in the scoring thread), without storing it. */

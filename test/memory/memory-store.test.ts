@@ -2,7 +2,7 @@
 import t from "tap";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { purgeDeletedMemories } from "../../src/db/sql/memories.js";
+import { purgeDeletedMemories, readRecalled } from "../../src/db/sql/memories.js";
 import { EmbedderError, ThreadEmbedder } from "../../src/memory/embedder.js";
 import { BACKGROUND_HEADER, MemoryRecall } from "../../src/memory/recall.js";
 import { ThreadScorer } from "../../src/memory/scorer.js";
@@ -33,6 +33,25 @@ t.test("a relevant memory from months ago ranks above irrelevant recent ones", a
   const after = await memory.get(old.memory.id);
   t.equal(after?.access_count, 1, "retrieval counts as an access");
   t.ok(after!.last_accessed_at.getTime() > Date.now() - 60_000, "and moves last_accessed_at");
+});
+
+t.test("a search returns each kept memory whole, with its scores, as it was before this recall", async (t) => {
+  const long = `The long letter from grandmother Ilse about the orchard: ${"apples, pears and plums in rows by the river; ".repeat(60)}`;
+  const m = await remember(long, { importance: 0.5 });
+  await remember("A short note about plums");
+  const [hit] = await memory.search("grandmother Ilse orchard letter", 1);
+  t.equal(hit?.memory.id, m.memory.id);
+  t.equal(hit!.memory.content, long, "the whole text, though candidates are ranked without it");
+  t.match(hit!.memory, { kind: "semantic", importance: 0.5, access_count: 0, reinforcements: 0, deleted_at: null });
+  t.ok(hit!.memory.text_score > 0 && hit!.memory.similarity! > 0, "and its scores");
+  t.equal((await memory.get(m.memory.id))?.access_count, 1, "the recall is counted");
+
+  const gone = await remember("A memory deleted between ranking and reading");
+  await memory.forget(gone.memory.id, false);
+  const rows = await readRecalled(pool, [m.memory.id, gone.memory.id]);
+  t.same(rows.map((r) => [r.id, r.access_count]), [[m.memory.id, 1]], "a deleted memory is left out; the row is as before this read");
+  t.equal((await memory.get(m.memory.id))?.access_count, 2, "and this read counted too");
+  await memory.forget(gone.memory.id, true);
 });
 
 t.test("a near-duplicate reinforces the existing memory instead of adding a row", async (t) => {

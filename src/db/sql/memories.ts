@@ -137,7 +137,8 @@ export async function purgeDeletedMemories(db: Queryable, afterSeconds: number):
   return res.rowCount ?? 0;
 }
 
-export interface Candidate extends MemoryRow {
+/** What ranking needs of a candidate: its scores and the few columns that break ties. */
+export interface CandidateScore extends Pick<MemoryRow, "id" | "kind" | "importance" | "conversation_id" | "created_at"> {
   /** Cosine similarity; null when the memory's vector is from another embedder. */
   similarity: number | null;
   /** Its place among the nearest vectors (1 = nearest); null when not among them. */
@@ -146,17 +147,22 @@ export interface Candidate extends MemoryRow {
   text_score: number;
 }
 
+/** A memory as a search returns it: the whole row and its scores. */
+export type Candidate = MemoryRow & CandidateScore;
+
 /**
  * Retrieval candidates: the `limit` nearest vectors (at least `minSimilarity`) and the given
- * full-text matches (db/sql/memory-terms.ts), each with its similarity and text score.
+ * full-text matches (db/sql/memory-terms.ts), each with its similarity and text score. Without
+ * their text: a hundred long conversational turns are ~150k characters, and moving them cost a
+ * search more than finding them (bench/retrieval.ts); readRecalled() reads the few kept.
  */
 export async function memoryCandidates(
   db: Queryable,
   space: VectorSpace,
   q: { vector: readonly number[]; text: readonly { id: string; score: number }[]; limit: number; minSimilarity: number },
-): Promise<Candidate[]> {
+): Promise<CandidateScore[]> {
   const v = vec(space);
-  const res = await db.query<Candidate>(
+  const res = await db.query<CandidateScore>(
     `with nearest as (
        select id, (embedding::${v}) <=> $1::${v} as distance
        from memories where embedder = ${literal(space.embedder)} and deleted_at is null
@@ -166,7 +172,7 @@ export async function memoryCandidates(
      ), by_text as (
        select * from unnest($2::uuid[], $3::float8[]) as x(id, score)
      )
-     select ${COLUMNS.replace(/(\w+)/g, "m.$1")},
+     select m.id, m.kind, m.importance, m.conversation_id, m.created_at,
        case when m.embedder = ${literal(space.embedder)} then 1 - ((m.embedding::${v}) <=> $1::${v}) end as similarity,
        bv.r::int as vector_rank, coalesce(bt.score, 0)::float8 as text_score
      from memories m
@@ -178,10 +184,22 @@ export async function memoryCandidates(
   return res.rows;
 }
 
-/** Retrieval counts as recall: the returned memories' access time and count move. */
-export async function markAccessed(db: Queryable, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db.query(`update memories set last_accessed_at = now(), access_count = access_count + 1 where id = any($1::uuid[])`, [ids]);
+/**
+ * The memories a search keeps, read whole, and counted as recalled (access time and count move)
+ * in the same statement. The rows are as they were before this recall: a data-modifying WITH
+ * shares its snapshot with the select. A memory deleted since it was ranked is left out.
+ */
+export async function readRecalled(db: Queryable, ids: readonly string[]): Promise<MemoryRow[]> {
+  if (ids.length === 0) return [];
+  const res = await db.query<MemoryRow>(
+    `with marked as (
+       update memories set last_accessed_at = now(), access_count = access_count + 1
+       where id = any($1::uuid[]) and deleted_at is null returning id
+     )
+     select ${COLUMNS} from memories where id in (select id from marked)`,
+    [ids],
+  );
+  return res.rows;
 }
 
 export interface MemoryCounts {
