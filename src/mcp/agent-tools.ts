@@ -10,6 +10,8 @@ import { guarded, result } from "./result.js";
 
 export const SessionIdSchema = z.string().trim().min(1).max(256);
 export const ProjectSchema = z.string().trim().min(1).max(4096);
+/** The project a session belongs to when the agent names none (the tools' own table takes no argument). */
+export const DEFAULT_PROJECT = "default";
 const field = z.string().trim().min(1).max(4000);
 const sessionRef = {
   session_id: SessionIdSchema.optional().describe("Psyche's session id (from start_session) or the agent's own; default the latest open session"),
@@ -54,18 +56,18 @@ export function registerAgentTools(server: McpServer, deps: WebServices): void {
     {
       title: "Start an agent session",
       description:
-        "Start a coding-agent session for a project. Ends the project's previous open session; returns the new session's id and any GHAP a past session left active (orphans: adopt one with update_ghap, or close it with resolve_ghap).",
+        "Start a coding-agent session for a project. Ends the project's previous open session; returns the new session's id and any GHAP a past session left active (orphans: adopt one with update_ghap, or close it with resolve_ghap). Without a project the session belongs to the project named \"default\".",
       inputSchema: {
-        project: ProjectSchema.describe("The project: its working directory"),
+        project: ProjectSchema.optional().describe(`The project: its working directory; default "${DEFAULT_PROJECT}"`),
         agent: z.string().trim().min(1).max(64).default("mcp").describe("Which agent (e.g. claude-code)"),
         external_id: SessionIdSchema.optional().describe("The agent's own session id; a known one resumes that session"),
       },
     },
     guarded("start_session", deps.log, async ({ project, agent, external_id }) => {
-      const started = await agents.start({ agent, project, externalId: external_id });
+      const started = await agents.start({ agent, project: project ?? DEFAULT_PROJECT, externalId: external_id });
       const orphans = started.orphans.map((o) => ({ ...ghapJson(o), project: o.project, session_ended_at: o.session_ended_at }));
       const text = [
-        `${started.resumed ? "Resumed" : "Started"} session ${started.session.id} for ${started.session.project}.`,
+        `${started.resumed ? "Resumed" : "Started"} session ${started.session.id} for ${project === undefined ? `the default project "${DEFAULT_PROJECT}" (no project was named)` : started.session.project}.`,
         ...(started.ended.length ? [`Ended ${started.ended.length} earlier open session(s) of this project.`] : []),
         ...(orphans.length ? ["Active GHAP left by an ended session (adopt with update_ghap, or resolve_ghap):", ...started.orphans.map(ghapText)] : []),
       ].join("\n");

@@ -75,6 +75,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
       outputSchema: {
         markdown: z.string(),
         token_estimate: z.number(),
+        token_count: z.number().describe("The signature table's name for token_estimate (the hooks answer with it too)"),
         memory_ids: z.array(z.string()),
         experience_ids: z.array(z.string()),
         insight_ids: z.array(z.string()),
@@ -90,7 +91,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
       const session = wanted && session_id ? await deps.agents.session({ session_id }) : wanted ? await deps.agents.session({ project }).catch(() => undefined) : undefined;
       const activeGhap = session ? await deps.agents.active(session) : undefined;
       const assembled = await assembleContext(deps.memory, { query, types, maxTokens: max_tokens, limit, activeGhap, signal: extra.signal });
-      return result({ ...assembled }, assembled.markdown);
+      return result({ ...assembled, token_count: assembled.token_estimate }, assembled.markdown);
     }),
   );
 }

@@ -109,10 +109,23 @@ t.test("tool counts and the check-in", async (t) => {
   t.match(await ok("increment_tool_count", {}), { session_id: s.session_id, tool_count: 1 }, "no ref: the latest open session");
 });
 
+t.test("every tool takes the arguments of its signature table: start_session with none opens a session of the default project", async (t) => {
+  const r = await call("start_session");
+  t.notOk(r.isError, "no -32602 for a call without arguments");
+  const s = r.structuredContent as any;
+  t.match(s, { session_id: String, project: "default", started_at: String, agent: "mcp" });
+  t.match(r.content.map((c) => (c.type === "text" ? c.text : "")).join(""), /the default project "default" \(no project was named\)/, "the result says which project");
+  t.match(await ok("get_orphaned_ghap"), { has_orphan: Boolean });
+  t.match(await ok("increment_tool_count"), { tool_count: 1 });
+  t.match(await ok("should_check_in"), { should_check_in: false, frequency: 10 });
+  t.match(await ok("reset_tool_count"), { tool_count: 0 });
+  t.match(await ok("assemble_context", { query: "flaky tests" }), { markdown: String, token_count: Number });
+  t.match(await ok("start_session", { project: "/work/e" }), { project: "/work/e" }, "hooks still name the agent's working directory");
+});
+
 t.test("bad input is an error result that writes nothing", async (t) => {
   const before = (await pool.query("select (select count(*) from ghap)::int as g, (select count(*) from agent_sessions)::int as s")).rows[0];
   const bad = [
-    ["start_session", {}],
     ["start_session", { project: "" }],
     ["set_ghap", { goal: "g", hypothesis: "h", action: "a" }],
     ["set_ghap", { goal: "x".repeat(4001), hypothesis: "h", action: "a", prediction: "p" }],
