@@ -1,4 +1,4 @@
-// Hook latency as Claude Code sees it (issue 13's targets, from seed 004): each command hook
+// Hook latency as Claude Code sees it (targets: p95 under 100 ms as a process, 20 ms over HTTP): each command hook
 // a new `psyche hook <event>` process from spawn to exit, and each HTTP hook one POST to
 // /hooks/<event>, against a warm server holding 10k memories. The server runs in this process;
 // the hook processes are the machine's own, so their start-up is measured whole.

@@ -27,7 +27,7 @@ export const HookInputSchemas = {
 
 export type HookInput<E extends HookEvent> = z.infer<(typeof HookInputSchemas)[E]>;
 
-/** The typed results of seed 004's hooks (`--format typed`). */
+/** The typed results of the hooks, one type per event (`--format typed`). */
 export type HookResult =
   | { type: "session_started"; session_id: string; resumed: boolean; content: string }
   | { type: "orphan_detected"; session_id: string; content: string; orphans: string[] }

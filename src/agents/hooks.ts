@@ -1,7 +1,7 @@
 // What each coding-agent hook does in the server (POST /hooks/<event>, and `psyche hook <event>`,
 // which relays to it): the agent's session and GHAP (agents/sessions.ts), the context for a
 // prompt (memory/assemble-context.ts), the GHAP check-in every N tool uses, and test outcomes
-// turned into a suggested resolution. Each answers with seed 004's typed result; hook-output.ts
+// turned into a suggested resolution. Each answers with a typed result (agents/hook-input.ts, HookResult); hook-output.ts
 // renders it for Claude Code.
 import type { GhapRow } from "../db/sql/agent-sessions.js";
 import { assembleContext } from "../memory/assemble-context.js";

@@ -1,4 +1,4 @@
-// The ReAct loop (seed 000, 5B.2): send, run the returned tool calls here (in order), send their
+// The ReAct loop (reason, act, observe): send, run the returned tool calls here (in order), send their
 // results as tool messages, repeat until a reply has no tool calls or the iterations run out.
 // Psyche's own memory tools run on the server and never reach this loop.
 import type { ChatCompletionMessageParam, ChatCompletionTool, ChatCompletionToolChoiceOption } from "openai/resources/chat/completions";

@@ -1,6 +1,6 @@
 // One Hermes run: the server, the workspace's tools, the transcript, presence, and the two
 // things Hermes does with them: answering the user (the ReAct loop with every tool) and, while
-// the user is away, exploring the workspace (seed 000, 5B.4: read-only tools, a cooldown).
+// the user is away, exploring the workspace (read-only tools only, a cooldown between calls, a few rounds at most).
 import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
 import { type HermesArgs, toolChoiceOf } from "./args.js";

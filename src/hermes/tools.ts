@@ -1,4 +1,4 @@
-// Hermes's local tools (seed 001's set), run on the user's machine inside the workspace. The
+// Hermes's local tools (read, list, search, create, edit, bash), run on the user's machine inside the workspace. The
 // server only ever sees their definitions and results. A tool never throws: whatever goes
 // wrong becomes its result ("error: ..."), which goes back to the model.
 import { spawn } from "node:child_process";

@@ -1,5 +1,5 @@
 // The workspace Hermes's tools may touch: every path is relative to it, resolved through
-// symlinks, and refused when it leads outside (seed 001's sandbox). Paths that do not exist yet
+// symlinks, and refused when it leads outside (the workspace is the sandbox). Paths that do not exist yet
 // (create_file) are checked through their nearest existing parent.
 import { existsSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, relative, resolve, sep } from "node:path";

@@ -112,3 +112,17 @@ t.test("comments name files that exist", async (t) => {
   }
   t.same(missing, [], "every path a comment names is in this repository");
 });
+
+t.test("comments say the behaviour instead of citing documents outside the repository", async (t) => {
+  // A clone of the repository has no seeds and no ../shared: a comment that sends the reader
+  // there explains nothing.
+  const outside = /\bseeds?\s+0\d\d\b|\.\.\/shared\b|\bshared\/(?:seeds|ARCHITECTURE|STYLE|notes)\b/i;
+  const found: string[] = [];
+  for (const file of sources) {
+    for (const [i, line] of readFileSync(file, "utf8").split("\n").entries()) {
+      const comment = line.match(/^\s*(?:\/\/|\/?\*+)\s?(.*)$/)?.[1] ?? line.match(/\/\/\s?(.*)$/)?.[1];
+      if (comment && outside.test(comment)) found.push(`${relative(root, file)}:${i + 1}: ${comment.trim().slice(0, 80)}`);
+    }
+  }
+  t.same(found, [], "no comment cites a seed or ../shared");
+});

@@ -1,6 +1,6 @@
 // POST /hooks/<event>: coding-agent hooks over HTTP (Claude Code's `"type": "http"` hooks post
 // their input here; `psyche hook <event>` relays its stdin here). The body is the hook's input;
-// the answer is what Claude Code reads, or with ?format=typed seed 004's typed result.
+// the answer is what Claude Code reads, or with ?format=typed the typed result (agents/hook-input.ts).
 import { Hono } from "hono";
 import { z } from "zod";
 import { claudeOutput } from "../../agents/hook-output.js";
