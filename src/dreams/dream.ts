@@ -123,7 +123,7 @@ export async function runDream(
         });
   } catch (err) {
     if (!signal.aborted) {
-      await endDream(deps.pool, journalId, { status: "failed", content: partial, tokens: partialTokens, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });
+      await endDream(deps.pool, journalId, { status: "failed", content: partial, tokens: partialTokens, significance: null, valence: null, arousal: null, error: (err as Error).message });
       throw err;
     }
     // Woken (or out of time) while still reading its prompt: nothing yet, not a failure.
@@ -131,11 +131,11 @@ export async function runDream(
   } finally {
     clearInterval(checkpoint);
   }
+  const stoppedAt = performance.now();
   const woken = signal.aborted && signal.reason instanceof Wake;
-  const wakeLatencyMs = woken ? performance.now() - (signal.reason as Wake).at : null;
   const status = signal.aborted && !(signal.reason instanceof DreamTimeUp) ? "interrupted" : "done";
-  await endDream(deps.pool, journalId, { status, content: result.text, tokens: result.completionTokens, significance: null, valence: null, arousal: null, wakeLatencyMs });
-  deps.log.info({ journalId, kind: job.kind, status, tokens: result.completionTokens, wakeLatencyMs }, "reverie ended");
+  await endDream(deps.pool, journalId, { status, content: result.text, tokens: result.completionTokens, significance: null, valence: null, arousal: null }, woken ? performance.now() - stoppedAt : null);
+  deps.log.info({ journalId, kind: job.kind, status, tokens: result.completionTokens, noticedWakeMs: woken ? stoppedAt - (signal.reason as Wake).at : null }, "reverie ended");
   // What it meant is worked out after the worker has moved on: a chat that woke it must not
   // wait for scoring, embedding and the mood.
   const afterwards = reflectOn(deps, journalId, result.text, p).catch((err: unknown) => deps.log.warn({ err, journalId }, "scoring the reverie failed"));

@@ -59,14 +59,14 @@ export async function consolidate(
       }
     }
   } catch (err) {
-    await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null, error: (err as Error).message });
+    await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, error: (err as Error).message });
     throw err;
   }
   const content = folded.length
     ? `Folded ${folded.length} near-duplicate ${folded.length === 1 ? "memory" : "memories"}:\n${folded.map((f) => `${f.gone} into ${f.keep} (similarity ${f.similarity.toFixed(3)})`).join("\n")}`
     : "Nothing to fold.";
   await setDreamSeeds(deps.pool, journalId, folded.map((f) => f.keep));
-  await endDream(deps.pool, journalId, { status: "done", content, tokens: 0, significance: null, valence: null, arousal: null, wakeLatencyMs: null });
+  await endDream(deps.pool, journalId, { status: "done", content, tokens: 0, significance: null, valence: null, arousal: null });
   if (folded.length) deps.log.info({ journalId, folded: folded.length }, "consolidated memories");
   return { journalId, folded: folded.length };
 }

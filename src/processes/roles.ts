@@ -1,4 +1,5 @@
 // Building blocks of every process: each role starts what it needs and registers how to stop it.
+import { recordPresenceTtl } from "../db/sql/activity.js";
 import { AgentSessions } from "../agents/sessions.js";
 import type { Config } from "../config.js";
 import { createPool, type Pool } from "../db/pool.js";
@@ -76,6 +77,7 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
 /** The web role: the HTTP API with the MCP endpoint beside it, over one set of services. */
 export async function startWebRole(s: Shared, services: WebServices): Promise<RunningServer> {
   const closing = new AbortController();
+  await recordPresenceTtl(services.pool, services.presenceTtlSeconds);
   const app = createApp({ ...services, closing: closing.signal });
   app.route("/", mcpRoutes(services));
   const server = await listen(app, s.config.host, s.config.port);

@@ -55,6 +55,31 @@ t.test("a client present holds dreams off; after it leaves, Psyche dreams after 
   t.ok(Date.now() - leftAt >= 1500, `it waited the delay (${Date.now() - leftAt} ms)`);
 });
 
+t.test("the dream state is about presence: awake while a client is here and quiet, a late heartbeat included", async (t) => {
+  const state = async () => ((await (await fetch(`${psyche.url}/dream/status`)).json()) as any).state as string;
+  await until("no reverie running", async () => ((await state()) === "dreaming" ? undefined : true), 20_000);
+  const id = randomUUID();
+  await beat(id);
+  await sleep(200);
+  // Quiet for an hour, but for the client: no request, no turn (this file chats with no one).
+  const quiet = () => pool.query("update activity set last_request_at = now() - interval '1 hour'");
+  await quiet();
+  t.equal(await state(), "awake", "a client present and idle: awake");
+  // One heartbeat late (a loaded machine): the client beats every second, the TTL is three.
+  await pool.query("update clients set last_seen_at = now() - interval '2 seconds' where id = $1", [id]);
+  t.equal(await state(), "awake", "one late heartbeat is not leaving");
+  await pool.query("update clients set last_seen_at = now() - interval '4 seconds' where id = $1", [id]);
+  t.equal(await state(), "sleeping", "three missed heartbeats in a row: gone");
+  await beat(id);
+  await sleep(200);
+  await quiet();
+  t.equal(await state(), "awake", "back");
+  await fetch(`${psyche.url}/v1/presence/${id}`, { method: "DELETE" });
+  await sleep(200);
+  await quiet();
+  t.equal(await state(), "sleeping", "after it left, and no one asked anything for a minute: sleeping");
+});
+
 t.test("a client that stops heartbeating is gone after the TTL", async (t) => {
   const id = randomUUID();
   await beat(id, "crashed");

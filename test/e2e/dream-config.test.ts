@@ -119,6 +119,7 @@ t.test("do-not-disturb ends at its time: a waiting chat wakes the dream then", a
     const jobId = dnd.body.dream_job_id;
     t.ok(jobId, "a dream was queued");
     await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
+    const sentAt = Date.now();
     const chat = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "wake up" }], max_tokens: 4 });
     t.equal(chat.choices[0]!.finish_reason, "length");
     const row = await journal(jobId);
@@ -127,6 +128,8 @@ t.test("do-not-disturb ends at its time: a waiting chat wakes the dream then", a
     if (row.status === "done" && row.ended_at.getTime() < until_ && trial < TRIALS) continue;
     t.equal(row.status, "interrupted", "woken when do-not-disturb ended");
     t.ok(row.ended_at.getTime() >= until_ - 50, "not before do-not-disturb ended");
+    // The wake latency runs from the chat's arrival, so it holds the wait for do-not-disturb too.
+    t.ok(row.wake_latency_ms >= until_ - sentAt - 250, `wake latency ${row.wake_latency_ms} ms counts from the chat's arrival (${until_ - sentAt} ms before do-not-disturb ended)`);
     t.ok(row.tokens < 8192);
     break;
   }

@@ -154,7 +154,7 @@ t.test("the dream journal, dream_status and wake", async (t) => {
   const ids = [randomUUID(), randomUUID(), randomUUID()];
   for (const [i, id] of ids.entries()) {
     await startDream(pool, { id, kind: i === 1 ? "reflect" : "dream", jobId: null, focus: null, seedMemoryIds: [], model: "tiny" });
-    await endDream(pool, id, { status: "done", content: `entry number ${i}`, tokens: 3, significance: null, valence: null, arousal: null, wakeLatencyMs: null });
+    await endDream(pool, id, { status: "done", content: `entry number ${i}`, tokens: 3, significance: null, valence: null, arousal: null });
     await pool.query("update dream_journal set started_at = now() - make_interval(mins => $2) where id = $1", [id, 10 - i]);
   }
   const page = (await call("dream_journal", { limit: 2 })).structuredContent as any;

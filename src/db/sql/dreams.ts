@@ -42,12 +42,25 @@ export async function startDream(
 export async function endDream(
   db: Queryable,
   id: string,
-  r: { status: "done" | "interrupted" | "failed"; content: string; tokens: number; significance: number | null; valence: number | null; arousal: number | null; wakeLatencyMs: number | null; error?: string | null },
+  r: { status: "done" | "interrupted" | "failed"; content: string; tokens: number; significance: number | null; valence: number | null; arousal: number | null; error?: string | null },
+  /** For a woken reverie: milliseconds since its generation stopped (the wake latency runs to then). */
+  stoppedMsAgo: number | null = null,
 ): Promise<void> {
+  // The wake latency runs from what woke it, as the database recorded it: the earliest chat
+  // request (a turn's created_at), wake request or client arrival since the reverie began, to
+  // the moment generation stopped, on the database's clock so that no two clocks are compared.
   await db.query(
-    `update dream_journal set status = $2, content = $3, tokens = $4, significance = $5, valence = $6, arousal = $7,
-       was_interrupted = ($2 = 'interrupted'), wake_latency_ms = $8, error = $9, ended_at = now() where id = $1`,
-    [id, r.status, r.content, r.tokens, r.significance, r.valence, r.arousal, r.wakeLatencyMs, r.error ?? null],
+    `update dream_journal d set status = $2, content = $3, tokens = $4, significance = $5, valence = $6, arousal = $7,
+       was_interrupted = ($2 = 'interrupted'), error = $8, ended_at = now(),
+       wake_latency_ms = case when $9::float8 is null then null else (
+         select greatest(0, extract(epoch from (now() - make_interval(secs => $9::float8 / 1000)) - cause.at) * 1000)
+         from (select least(
+           (select min(created_at) from turns where created_at >= d.started_at),
+           (select max(wake_requested_at) from dream_settings where wake_requested_at >= d.started_at),
+           (select min(connected_at) from clients where connected_at >= d.started_at)) as at) cause
+         where cause.at is not null) end
+     where id = $1`,
+    [id, r.status, r.content, r.tokens, r.significance, r.valence, r.arousal, r.error ?? null, stoppedMsAgo],
   );
 }
 
@@ -153,21 +166,24 @@ export interface DreamState {
 }
 
 /**
- * Seed 003's states, from the tables (any web process can tell): dreaming while a journal
- * entry is open, waking when a chat has been queued since it began, awake within
- * `awakeSeconds` of the last turn, otherwise sleeping.
+ * The dream life's states, from the tables (any web process can tell): dreaming while a journal
+ * entry is open, waking when a chat has been queued since it began; otherwise awake while
+ * someone is there (a client present, migrations/000016_presence_state.sql, or a request or a
+ * turn within `awakeSeconds`), and sleeping when no one is.
  */
 export async function dreamState(db: Queryable, awakeSeconds: number): Promise<DreamState> {
-  const res = await db.query<{ dream_id: string | null; kind: JournalKind | null; dream_started: Date | null; focus: string | null; last_turn: Date | null; chat_waiting: boolean }>(
+  const res = await db.query<{ dream_id: string | null; kind: JournalKind | null; dream_started: Date | null; focus: string | null; last_seen: Date | null; here: boolean; chat_waiting: boolean }>(
     `select d.id as dream_id, d.kind, d.started_at as dream_started, d.focus,
-       (select max(coalesce(finished_at, created_at)) from turns) as last_turn,
+       greatest((select max(coalesce(finished_at, created_at)) from turns), (select last_request_at from activity),
+         (select max(last_seen_at) from clients where left_at is null)) as last_seen,
+       psyche_someone_here() or exists (select 1 from turns where coalesce(finished_at, created_at) > now() - make_interval(secs => $1)) as here,
        exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= d.started_at) as chat_waiting
      from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' and kind <> 'consolidate' order by started_at desc limit 1) d on true`,
+    [awakeSeconds],
   );
   const r = res.rows[0]!;
   if (r.dream_id) return { state: r.chat_waiting ? "waking" : "dreaming", kind: r.kind, since: r.dream_started, focus: r.focus, dream_id: r.dream_id };
-  const awake = r.last_turn !== null && Date.now() - r.last_turn.getTime() < awakeSeconds * 1000;
-  return { state: awake ? "awake" : "sleeping", kind: null, since: r.last_turn, focus: null, dream_id: null };
+  return { state: r.here ? "awake" : "sleeping", kind: null, since: r.last_seen, focus: null, dream_id: null };
 }
 
 export async function getDream(db: Queryable, id: string): Promise<DreamRow | undefined> {
@@ -188,12 +204,14 @@ export interface QuietMoment {
 }
 
 /**
- * Quiet counts from the last turn or the last request of any kind (db/sql/activity.ts).
+ * Quiet counts from the last turn, the last request of any kind (db/sql/activity.ts, written at
+ * most once a second) or the last client's heartbeat or leaving (db/sql/clients.ts).
  * `startedAt` counts as a request: a freshly started server waits before it dreams (a warm-up: the first request after a start must not find it asleep). */
 export async function quietMoment(db: Queryable, startedAt: Date, presenceTtlSeconds: number): Promise<QuietMoment> {
   const res = await db.query<QuietMoment>(
     `with last as (
-       select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $1::timestamptz, (select last_request_at from activity)) as at from turns
+       select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $1::timestamptz, (select last_request_at from activity),
+         (select max(greatest(last_seen_at, left_at)) from clients)) as at from turns
      )
      select extract(epoch from now() - (select at from last))::float8 as quiet,
        (select conversation_id from turns order by created_at desc limit 1) as conversation_id,
