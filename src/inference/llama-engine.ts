@@ -18,6 +18,7 @@ import {
 import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage } from "./engine.js";
 import { argumentProblems } from "../tools/arguments.js";
 import { toGrammarSchema } from "../tools/grammar-schema.js";
+import { boundGrammarNumbers } from "./bounded-numbers.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
 
@@ -99,6 +100,7 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
+    await boundGrammarNumbers();
     const context = await options.model.createContext({
       contextSize: options.contextSize,
       // Exactly two: a chat's and a dream's, so a dream never evicts the conversation's cache.

@@ -53,6 +53,32 @@ t.test("a named tool_choice calls that tool; the same seed makes the same call",
   t.same(b.toolCalls, a.toolCalls);
 });
 
+t.test("an integer in a grammar-constrained reply is always a safe integer, a number always finite, over many seeds", async (t) => {
+  // Random weights like long digit runs: before numbers were bounded, an integer could come as
+  // 9507E87777726651926 (JSON.parse: Infinity).
+  const counts = { type: "object", properties: { count: { type: "integer" }, ratio: { type: "number" }, all: { type: "array", items: { type: "integer" }, maxItems: 4 } }, required: ["count", "ratio", "all"] };
+  const numberTool: ToolSpec[] = [{ name: "count_things", description: "Count things", parameters: counts }];
+  const seen = { integers: 0, numbers: 0 };
+  for (let seed = 1; seed <= 40; seed++) {
+    const call = await engine.generate({ messages, maxTokens: 200, seed, tools: numberTool, toolChoice: { name: "count_things" } });
+    const reply = await engine.generate({ messages, maxTokens: 200, seed, responseFormat: { type: "json_schema", name: "counts", strict: true, schema: counts } });
+    for (const [what, text] of [["call", call.toolCalls[0]?.arguments], ["reply", reply.text]] as const) {
+      if (text === undefined || (what === "reply" && reply.finishReason !== "stop")) continue;
+      const v = JSON.parse(text) as { count: number; ratio: number; all: number[] };
+      for (const n of [v.count, ...v.all]) {
+        if (!Number.isSafeInteger(n)) t.fail(`seed ${seed}, ${what}: ${n} is not a safe integer in ${text}`);
+        seen.integers++;
+      }
+      if (!Number.isFinite(v.ratio)) t.fail(`seed ${seed}, ${what}: ratio ${v.ratio} is not finite in ${text}`);
+      seen.numbers++;
+    }
+    const grammarText = `${call.toolCalls[0]?.arguments ?? ""} ${reply.text}`;
+    if (/"count"\s*:\s*-?\d+[eE.]/.test(grammarText)) t.fail(`seed ${seed}: an integer with a fraction or an exponent: ${grammarText}`);
+  }
+  t.ok(seen.integers >= 40, `${seen.integers} integers, all safe`);
+  t.ok(seen.numbers >= 40, `${seen.numbers} numbers, all finite`);
+});
+
 t.test("tool_choice none, or auto with a model that never calls: text", async (t) => {
   const none = await engine.generate({ messages, maxTokens: 12, seed: 1, tools, toolChoice: "none" });
   t.equal(none.finishReason, "length");
