@@ -92,6 +92,13 @@ t.test("LangChain.js: bindTools and withStructuredOutput", async (t) => {
   const value = await structured.invoke("How do you feel?");
   t.ok(Feeling.safeParse(value).success, JSON.stringify(value));
   t.match(await lastFormat(), { type: "json_schema", name: "feeling" });
+
+  // A zod schema, as most users pass one: LangChain.js 1.x sends zod 4's JSON Schema, which
+  // names draft 2020-12 in its $schema.
+  const zodStructured = chat.withStructuredOutput(Feeling, { name: "feeling_zod" });
+  const parsed = await zodStructured.invoke("And how do you feel now?");
+  t.ok(Feeling.safeParse(parsed).success, JSON.stringify(parsed));
+  t.match(await lastFormat(), { type: "json_schema", name: "feeling_zod", schema: { $schema: "https://json-schema.org/draft/2020-12/schema" } }, "a 2020-12 schema, accepted and held");
 });
 
 t.test("OpenAI Agents SDK over the Responses API: a local function tool, then structured output", async (t) => {
