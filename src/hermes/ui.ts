@@ -78,7 +78,14 @@ function App({ session }: { session: HermesSession }): ReactElement {
   const { exit } = useApp();
   const [entries, setEntries] = useState<Entry[]>(() => [entry("info", `Hermes · ${session.server.url} (${session.server.isPsyche ? "Psyche" : "an OpenAI-compatible server"}) · conversation ${session.args.conversation} · /help`)]);
   const [live, setLive] = useState<Entry | null>(null);
-  const [input, setInput] = useState("");
+  const [input, setInputState] = useState("");
+  // The line as typed so far, read by the key handler: several inputs can arrive before React
+  // renders again (a paste, a multiplexer, a slow link), and each must see the ones before it.
+  const typed = useRef("");
+  const setInput = useCallback((next: string) => {
+    typed.current = next;
+    setInputState(next);
+  }, []);
   const [busy, setBusy] = useState<string | null>(null);
   const [asking, setAsking] = useState<Asking | null>(null);
   const [status, setStatus] = useState<Status>(session.status);
@@ -200,19 +207,25 @@ function App({ session }: { session: HermesSession }): ReactElement {
     }
     // A key while Hermes explores on its own: the user is back, the exploration stops.
     if (busy === "exploring the workspace" && !cancelled.current) stopRunning("exploration stopped: you are back");
-    if (key.return) {
+    const send = () => {
       // While a reply is being written the line waits (kept, not lost) until it is done.
       if (running.current && busy !== "exploring the workspace") {
         setHint("a reply is being written: Enter again once it is done, or Ctrl-C to cancel it");
         return;
       }
-      const line = input;
+      const line = typed.current;
       setInput("");
       void submit(line);
-      return;
+    };
+    if (key.return || ch === "\n" || ch === "\r") return send();
+    if (key.backspace || key.delete) setInput(typed.current.slice(0, -1));
+    else if (!key.ctrl && !key.meta && ch && !key.upArrow && !key.downArrow && !key.leftArrow && !key.rightArrow && !key.tab) {
+      // Text that arrives with line breaks in it is pasted (README, "Hermes"): its lines stay
+      // one message, and an Enter at its end sends it.
+      const text = ch.replace(/\r\n?/g, "\n");
+      setInput(typed.current + text.replace(/\n+$/, ""));
+      if (text.endsWith("\n")) send();
     }
-    if (key.backspace || key.delete) setInput((s) => s.slice(0, -1));
-    else if (!key.ctrl && !key.meta && ch && !key.upArrow && !key.downArrow && !key.leftArrow && !key.rightArrow && !key.tab) setInput((s) => s + ch.replace(/[\r\n]/g, " "));
   });
 
   const ask = asking
@@ -236,8 +249,15 @@ export async function runUi(session: HermesSession): Promise<number> {
     process.stderr.write(`hermes: ${explain(err, session.server.url)}\n`);
     return 1;
   }
+  // A closed terminal (SIGHUP) or a kill (SIGTERM) still says goodbye: the client leaves at
+  // once rather than after its missed heartbeats, and Psyche may dream.
+  const goodbye = (signal: NodeJS.Signals) => void session.close().finally(() => process.exit(signal === "SIGHUP" ? 129 : 143));
+  process.once("SIGHUP", goodbye);
+  process.once("SIGTERM", goodbye);
   const app = render(h(App, { session }), { exitOnCtrlC: false });
   await app.waitUntilExit();
+  process.off("SIGHUP", goodbye);
+  process.off("SIGTERM", goodbye);
   await session.close();
   return 0;
 }
