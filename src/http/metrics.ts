@@ -38,7 +38,7 @@ export class PsycheMetrics {
   private readonly queue = new Gauge({ name: "psyche_queue_jobs", help: "pg-boss jobs by queue and state", labelNames: ["queue", "state"], registers: [this.registry] });
   private readonly wake = new Histogram({
     name: "psyche_dream_wake_latency_seconds",
-    help: "From a chat's arrival to the reverie it woke stopping",
+    help: "From what woke a reverie (a chat request, a wake request or a client arriving, the earliest) to its generation stopping",
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
     registers: [this.registry],
   });
