@@ -251,13 +251,30 @@ export async function runUi(session: HermesSession): Promise<number> {
   }
   // A closed terminal (SIGHUP) or a kill (SIGTERM) still says goodbye: the client leaves at
   // once rather than after its missed heartbeats, and Psyche may dream.
-  const goodbye = (signal: NodeJS.Signals) => void session.close().finally(() => process.exit(signal === "SIGHUP" ? 129 : 143));
-  process.once("SIGHUP", goodbye);
-  process.once("SIGTERM", goodbye);
+  // The next render then fails to write (EIO), which is the terminal being gone too, not a crash.
+  let leaving = false;
+  const goodbye = (code: number) => {
+    if (leaving) return;
+    leaving = true;
+    void session.close().finally(() => process.exit(code));
+  };
+  const onHangup = () => goodbye(129);
+  const onTerm = () => goodbye(143);
+  const onWriteError = () => goodbye(129);
+  process.once("SIGHUP", onHangup);
+  process.once("SIGTERM", onTerm);
+  process.stdout.on("error", onWriteError);
   const app = render(h(App, { session }), { exitOnCtrlC: false });
-  await app.waitUntilExit();
-  process.off("SIGHUP", goodbye);
-  process.off("SIGTERM", goodbye);
+  try {
+    // Rejects when the terminal's input fails (it closed): the goodbye is said all the same.
+    await app.waitUntilExit();
+  } catch {
+    goodbye(129);
+    return 129;
+  }
+  process.off("SIGHUP", onHangup);
+  process.off("SIGTERM", onTerm);
+  process.stdout.off("error", onWriteError);
   await session.close();
   return 0;
 }
