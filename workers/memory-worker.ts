@@ -2,9 +2,10 @@
 // critical path); at maintenance priority it re-embeds, consolidates near-duplicates and, on
 // pg-boss's schedule, writes the mood's decay; it purges soft-deleted memories and week-old events.
 // Two loops, so a long re-embedding never delays memory formation.
+import { EXPLORATION_TAG, EXPLORATION_WINDOW_SECONDS, turnMemory } from "../src/memory/turn-memory.js";
 import type PgBoss from "pg-boss";
 import type { Pool } from "../src/db/pool.js";
-import { purgeDeletedMemories, memoryFromSource } from "../src/db/sql/memories.js";
+import { purgeDeletedMemories, memoryFromSource, taggedInConversationSince } from "../src/db/sql/memories.js";
 import { purgeEvents } from "../src/db/sql/events.js";
 import { turnExchange } from "../src/db/sql/turns.js";
 import { moodFromSource } from "../src/db/sql/mood.js";
@@ -111,10 +112,13 @@ export class MemoryWorker {
     const exchange = await turnExchange(this.deps.pool, turnId);
     if (!exchange || exchange.status !== "done" || !exchange.reply) return;
     if (await memoryFromSource(this.deps.pool, "turn", turnId)) return;
-    const content = exchange.user ? `User: ${exchange.user}\nPsyche: ${exchange.reply}` : `Psyche: ${exchange.reply}`;
+    const recently = exchange.purpose === "exploration" && (await taggedInConversationSince(this.deps.pool, exchange.conversation_id, EXPLORATION_TAG, EXPLORATION_WINDOW_SECONDS));
+    const kept = turnMemory(exchange, recently);
+    if (!kept) return;
     const remembered = await this.deps.memory.remember({
       kind: "episodic",
-      content,
+      content: kept.content,
+      tags: kept.tags,
       sourceKind: "turn",
       sourceId: turnId,
       conversationId: exchange.conversation_id,

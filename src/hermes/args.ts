@@ -22,6 +22,8 @@ Talk to Psyche in the terminal; tools run here, in the workspace.
   --no-idle                   no idle exploration (default: after --idle-after seconds)
   --idle-after SECONDS        idle this long before exploring the workspace (default 120)
   --idle-cooldown SECONDS     between idle tool calls (default 20)
+  --idle-exclude PATTERN      also keep these files from idle exploration (gitignore syntax;
+                              repeatable; secrets and ignored files are always kept out)
   --max-tool-iterations N     tool rounds per message before it must answer (default 10)
   --tool-choice auto|required|none|<tool>
                               the first request's tool_choice (default auto)
@@ -43,6 +45,7 @@ const ArgsSchema = z.object({
   idle: z.boolean(),
   idleAfterSeconds: seconds,
   idleCooldownSeconds: z.coerce.number().min(0).max(3600),
+  idleExclude: z.array(z.string().trim().min(1, "--idle-exclude needs a pattern").max(1024)).max(200),
   maxToolIterations: z.coerce.number().int().min(1).max(50),
   toolChoice: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "--tool-choice is auto, required, none or a tool's name"),
   maxTokens: z.coerce.number().int().positive().max(65_536).optional(),
@@ -81,6 +84,7 @@ export function parseHermesArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
         "no-idle": { type: "boolean" },
         "idle-after": { type: "string" },
         "idle-cooldown": { type: "string" },
+        "idle-exclude": { type: "string", multiple: true },
         "max-tool-iterations": { type: "string" },
         "tool-choice": { type: "string" },
         "max-tokens": { type: "string" },
@@ -103,6 +107,7 @@ export function parseHermesArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     idle: v["no-idle"] !== true,
     idleAfterSeconds: v["idle-after"] ?? 120,
     idleCooldownSeconds: v["idle-cooldown"] ?? 20,
+    idleExclude: v["idle-exclude"] ?? [],
     maxToolIterations: v["max-tool-iterations"] ?? 10,
     toolChoice: v["tool-choice"] ?? "auto",
     maxTokens: v["max-tokens"],

@@ -19,6 +19,8 @@ export interface LoopOptions {
   /** Tool names this loop may run (idle exploration: the read-only ones). */
   allowed: readonly string[];
   conversationId: string;
+  /** An unattended exploration: said to the server, and private files are skipped. */
+  exploration?: boolean;
   maxIterations: number;
   /** For the first request only; later ones are "auto". */
   firstToolChoice?: ChatCompletionToolChoiceOption | undefined;
@@ -69,6 +71,7 @@ export async function react(t: Transcript, first: ChatCompletionMessageParam, o:
       maxTokens: o.maxTokens,
       seed: o.seed,
       conversationId: o.conversationId,
+      ...(o.exploration ? { exploration: true } : {}),
       signal: o.signal,
       ...(o.onText ? { onText: o.onText } : {}),
       onTurn: (id) => {

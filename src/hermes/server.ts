@@ -45,6 +45,8 @@ export interface SendOptions {
   maxTokens?: number | undefined;
   seed?: number | undefined;
   conversationId: string;
+  /** Marks an unattended exploration (X-Psyche-Purpose), so Psyche keeps what it found, not its prompt. */
+  exploration?: boolean;
   signal?: AbortSignal | undefined;
   onText?: (text: string) => void;
   /** The turn's id as soon as the server names it (to cancel it). */
@@ -91,7 +93,7 @@ export class PsycheServer {
           ...(o.maxTokens ? { max_tokens: o.maxTokens } : {}),
           ...(o.seed !== undefined ? { seed: o.seed } : {}),
         },
-        { signal: o.signal, headers: this.isPsyche ? { "X-Psyche-Conversation": o.conversationId } : {} },
+        { signal: o.signal, headers: this.isPsyche ? { "X-Psyche-Conversation": o.conversationId, ...(o.exploration ? { "X-Psyche-Purpose": "exploration" } : {}) } : {} },
       )
       .withResponse();
     const turnId = response.headers.get("x-psyche-turn");

@@ -7,6 +7,7 @@ import { type HermesArgs, toolChoiceOf } from "./args.js";
 import { react, type LoopOptions, type LoopResult, type Transcript } from "./react-loop.js";
 import { PsycheServer } from "./server.js";
 import { LocalTools, SAFE_TOOLS, TOOL_DEFINITIONS, TOOL_NAMES, type ToolName } from "./tools.js";
+import { PrivateFiles } from "./private-files.js";
 import { Workspace } from "./workspace.js";
 
 export type Callbacks = Pick<LoopOptions, "onText" | "onTool" | "onTurn" | "onReconnecting">;
@@ -23,6 +24,7 @@ export interface Status {
 export class HermesSession {
   readonly server: PsycheServer;
   readonly workspace: Workspace;
+  private readonly privateFiles: PrivateFiles;
   readonly clientId = randomUUID();
   private readonly transcript: Transcript = { history: [], unsent: [] };
   private readonly idleTranscript: Transcript = { history: [], unsent: [] };
@@ -38,6 +40,7 @@ export class HermesSession {
   constructor(readonly args: HermesArgs) {
     this.server = new PsycheServer(args.server, args.apiKey);
     this.workspace = new Workspace(args.workspace);
+    this.privateFiles = new PrivateFiles(this.workspace.root, args.idleExclude);
   }
 
   /** Who confirms create_file, edit_file and execute_bash (the UI asks; print mode declines). */
@@ -45,8 +48,10 @@ export class HermesSession {
     this.confirmer = confirm;
   }
 
-  private tools(signal?: AbortSignal): LocalTools {
+  private tools(signal: AbortSignal | undefined, unattended: boolean): LocalTools {
     return new LocalTools(this.workspace, {
+      privateFiles: this.privateFiles,
+      unattended,
       confirm: (name, args) => (this.args.yes ? Promise.resolve(true) : this.confirmer(name, args)),
       bashTimeoutMs: this.args.bashTimeoutSeconds * 1000,
       bashOutputChars: 16_000,
@@ -123,6 +128,7 @@ export class HermesSession {
       "If something in it makes you curious, look around with read_file, list_directory or search_codebase, then say in a sentence or two what you noticed.";
     return this.loop(this.idleTranscript, { role: "user", content: prompt }, signal, cb, {
       allowed: SAFE_TOOLS,
+      exploration: true,
       // Its own conversation: the user's stays theirs.
       conversationId: `${this.args.conversation.slice(0, 120)}.idle`,
       maxIterations: 3,
@@ -136,14 +142,14 @@ export class HermesSession {
     first: { role: "user"; content: string },
     signal: AbortSignal,
     cb: Callbacks,
-    o: Pick<LoopOptions, "allowed" | "conversationId" | "maxIterations" | "firstToolChoice" | "maxTokens" | "seed" | "cooldownMs">,
+    o: Pick<LoopOptions, "allowed" | "conversationId" | "exploration" | "maxIterations" | "firstToolChoice" | "maxTokens" | "seed" | "cooldownMs">,
   ): Promise<LoopResult> {
     const definitions = TOOL_DEFINITIONS.filter((d) => o.allowed.includes(d.function.name));
     try {
       return await react(transcript, first, {
         ...o,
         server: this.server,
-        tools: this.tools(signal),
+        tools: this.tools(signal, o.exploration === true),
         definitions,
         signal,
         ...cb,

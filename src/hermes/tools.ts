@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync, existsSy
 import { dirname, join } from "node:path";
 import { z } from "zod";
 import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
+import type { PrivateFiles } from "./private-files.js";
 import { Workspace } from "./workspace.js";
 
 /** Read-only tools: the only ones idle exploration may run, and never asked about. */
@@ -50,6 +51,10 @@ export interface ToolOptions {
   /** Characters of a command's output kept (the rest is cut, and says so). */
   bashOutputChars: number;
   signal?: AbortSignal | undefined;
+  /** Secrets and ignored files (hermes/private-files.ts); none when absent. */
+  privateFiles?: PrivateFiles | undefined;
+  /** No one is there to ask (idle exploration): private files are skipped, never read. */
+  unattended?: boolean;
 }
 
 export interface ToolResult {
@@ -91,17 +96,26 @@ export class LocalTools {
     switch (tool) {
       case "read_file": {
         const file = ws.resolve(a.path!);
+        if (this.isPrivate(file)) {
+          if (this.options.unattended) return fail(`${a.path} is private (a secret, or a file the workspace ignores): not read while the user is away`);
+          if (!(await this.options.confirm(tool, { ...a, private: true }))) return fail("the user declined this call");
+        }
         const text = readFileSync(file, "utf8");
         return ok(text.length > MAX_READ_CHARS ? `${text.slice(0, MAX_READ_CHARS)}\n[cut: ${text.length} characters in all]` : text);
       }
       case "list_directory": {
         const dir = ws.resolve(a.path ?? ".");
         if (!statSync(dir).isDirectory()) return fail(`${a.path} is not a directory`);
-        const names = readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? `${e.name}/` : e.isSymbolicLink() ? `${e.name}@` : e.name)).sort();
-        return ok(names.length ? names.slice(0, MAX_LISTED).join("\n") + (names.length > MAX_LISTED ? `\n[${names.length - MAX_LISTED} more]` : "") : "(empty)");
+        const entries = readdirSync(dir, { withFileTypes: true });
+        // Unattended, even a private file's name stays home.
+        const shown = this.options.unattended ? entries.filter((e) => !this.isPrivate(join(dir, e.name), e.isDirectory())) : entries;
+        const hidden = entries.length - shown.length;
+        const names = shown.map((e) => (e.isDirectory() ? `${e.name}/` : e.isSymbolicLink() ? `${e.name}@` : e.name)).sort();
+        const listed = names.length ? names.slice(0, MAX_LISTED).join("\n") + (names.length > MAX_LISTED ? `\n[${names.length - MAX_LISTED} more]` : "") : "(empty)";
+        return ok(hidden ? `${listed}\n[${hidden} private ${hidden === 1 ? "entry" : "entries"} not shown]` : listed);
       }
       case "search_codebase":
-        return ok(search(ws, ws.resolve(a.path ?? "."), a.query!));
+        return ok(search(ws, ws.resolve(a.path ?? "."), a.query!, (real, dir) => this.isPrivate(real, dir)));
       case "create_file": {
         const file = ws.resolve(a.path!);
         if (existsSync(file)) return fail(`${a.path} exists; use edit_file to change it`);
@@ -122,20 +136,30 @@ export class LocalTools {
         return bash(ws.root, a.command!, this.options);
     }
   }
+
+  private isPrivate(real: string, isDirectory = false): boolean {
+    return this.options.privateFiles?.isPrivate(real, isDirectory) ?? false;
+  }
 }
 
 const ok = (output: string): ToolResult => ({ ok: true, output });
 const fail = (message: string): ToolResult => ({ ok: false, output: `error: ${message}` });
 
-function search(ws: Workspace, from: string, query: string): string {
+/** Lines containing `query`; private files are never searched, since a search cannot ask about each. */
+function search(ws: Workspace, from: string, query: string, isPrivate: (real: string, isDirectory: boolean) => boolean): string {
   const needle = query.toLowerCase();
   const found: string[] = [];
+  let skipped = 0;
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true }).sort((x, y) => x.name.localeCompare(y.name))) {
       if (found.length >= MAX_MATCHES) return;
       const full = join(dir, e.name);
       if (e.isDirectory()) {
-        if (!SKIPPED_DIRS.has(e.name)) walk(full);
+        if (SKIPPED_DIRS.has(e.name)) continue;
+        if (isPrivate(full, true)) skipped++;
+        else walk(full);
+      } else if (e.isFile() && isPrivate(full, false)) {
+        skipped++;
       } else if (e.isFile() && statSync(full).size < 1_000_000) {
         const text = readFileSync(full, "utf8");
         if (text.includes("\0")) continue; // binary
@@ -147,7 +171,8 @@ function search(ws: Workspace, from: string, query: string): string {
   };
   if (statSync(from).isDirectory()) walk(from);
   else walk(dirname(from));
-  return found.length ? found.join("\n") + (found.length >= MAX_MATCHES ? `\n[stopped at ${MAX_MATCHES} matches]` : "") : `no line contains "${query}"`;
+  const note = skipped ? `\n[${skipped} private ${skipped === 1 ? "file or folder" : "files or folders"} not searched]` : "";
+  return (found.length ? found.join("\n") + (found.length >= MAX_MATCHES ? `\n[stopped at ${MAX_MATCHES} matches]` : "") : `no line contains "${query}"`) + note;
 }
 
 function bash(cwd: string, command: string, o: ToolOptions): Promise<ToolResult> {

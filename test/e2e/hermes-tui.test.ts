@@ -108,7 +108,10 @@ t.test("a conversation in the terminal: typed, streamed, the status bar, a slash
     break;
   }
   t.ok(alive(), "one Ctrl-C did not quit");
-  t.equal(await dreams(), before, "no dream while Hermes was there, with a two-second dream delay");
+  // Counted from Hermes's arrival: on a busy machine its start-up may outlast the delay, and a
+  // dream that began before anyone came is no fault (Hermes's arrival wakes it).
+  const startedWhileHere = await pool.query("select count(*)::int as n from dream_journal where kind = 'dream' and started_at > (select max(connected_at) from clients where left_at is null)");
+  t.equal(startedWhileHere.rows[0].n, 0, "no dream began while Hermes was there, with a two-second dream delay");
 
   tmux("send-keys", "-t", "hermes", "-l", "/quit");
   tmux("send-keys", "-t", "hermes", "Enter");
@@ -225,6 +228,53 @@ t.test("idle: after --idle-after seconds Hermes explores with the read-only tool
   tmux("send-keys", "-t", "hermes", "C-c");
   tmux("send-keys", "-t", "hermes", "C-c");
   await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
+});
+
+t.test("idle exploration never reads secrets or ignored files, and many ticks leave a bounded number of memories", async (t) => {
+  const SECRET = "sk-live-9931-kept-home";
+  const private_ = join(serverDir(t), "private-ws");
+  mkdirSync(private_, { recursive: true });
+  writeFileSync(join(private_, ".env"), `API_KEY=${SECRET}\n`);
+  writeFileSync(join(private_, "id_rsa"), `-----BEGIN OPENSSH PRIVATE KEY-----\n${SECRET}\n`);
+  writeFileSync(join(private_, ".gitignore"), "scratch.txt\n");
+  writeFileSync(join(private_, "scratch.txt"), `notes ${SECRET}\n`);
+  writeFileSync(join(private_, "README.md"), "# Keys live in .env\n");
+  const idle = (r: GenerateRequest) => r.messages.some((m) => m.role === "user" && m.content.includes("the user has been away"));
+  const engine = new ScriptedEngine((request) => {
+    if (!idle(request)) return { text: "hello" };
+    const last = request.messages.at(-1)!;
+    if (last.role !== "tool") {
+      return {
+        toolCalls: [
+          { name: "read_file", arguments: { path: ".env" } },
+          { name: "read_file", arguments: { path: "id_rsa" } },
+          { name: "read_file", arguments: { path: "scratch.txt" } },
+          { name: "search_codebase", arguments: { query: "sk-live" } },
+          { name: "list_directory", arguments: {} },
+        ],
+      };
+    }
+    return { text: `Looked around ${request.messages.filter((m) => m.role === "tool").length} times.` };
+  });
+  const scripted = await startPsyche(t, {}, { engine });
+  const command = [process.execPath, PSYCHE_BIN, "chat", "--server", scripted.url, "--workspace", private_, "--idle-after", "1", "--idle-cooldown", "0"].map((a) => `'${a}'`).join(" ");
+  if (alive()) tmux("kill-session", "-t", "hermes");
+  tmux("new-session", "-d", "-s", "hermes", "-x", "110", "-y", "40", `env -i PATH=${process.env.PATH} HOME=${process.env.HOME} TERM=xterm-256color ${command}`);
+  const explorations = async () => (await scripted.db.pool.query("select count(*)::int as n from turns where purpose = 'exploration' and status = 'done' and content like 'Looked around%'")).rows[0].n as number;
+  await until("five idle explorations", async () => ((await explorations()) >= 5 ? true : undefined), 120_000);
+  tmux("kill-session", "-t", "hermes");
+  const results = engine.requests.flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => m.content));
+  t.ok(results.length >= 5, `${results.length} tool results went to the server`);
+  t.notOk(results.some((r) => r.includes(SECRET)), "no secret in any tool result");
+  t.ok(results.some((r) => /\.env is private/.test(r)), "reading .env was refused");
+  t.ok(results.some((r) => /id_rsa is private/.test(r)), "reading id_rsa was refused");
+  t.ok(results.some((r) => /scratch\.txt is private/.test(r)), "reading an ignored file was refused");
+  t.notOk(results.some((r) => /^\.env$|^id_rsa$/m.test(r)), "not even their names are listed");
+  const done = await explorations();
+  await until("the memory jobs", async () => ((await scripted.db.pool.query("select count(*)::int as n from pgboss.job where name = 'psyche-memory' and state in ('created', 'active', 'retry')")).rows[0].n === 0 ? true : undefined), 60_000);
+  const kept = (await scripted.db.pool.query("select content from memories where conversation_id like '%.idle' and deleted_at is null")).rows;
+  t.equal(kept.length, 1, `${done} explorations, one memory`);
+  t.notOk(kept.some((m: any) => m.content.includes("the user has been away")), "what was found, not the prompt");
 });
 
 t.test("a tool that changes things asks first: n declines it, y runs it", async (t) => {

@@ -241,6 +241,15 @@ export async function memoryFromSource(db: Queryable, sourceKind: MemorySourceKi
   return (res.rowCount ?? 0) > 0;
 }
 
+/** Whether a live memory of the conversation carries `tag` and was made in the last `seconds`. */
+export async function taggedInConversationSince(db: Queryable, conversationId: string, tag: string, seconds: number): Promise<boolean> {
+  const res = await db.query(
+    `select 1 from memories where conversation_id = $1 and $2 = any(tags) and deleted_at is null and created_at > now() - make_interval(secs => $3) limit 1`,
+    [conversationId, tag, seconds],
+  );
+  return (res.rowCount ?? 0) > 0;
+}
+
 /**
  * Significant insights and dreams from the last `hours`, newest first: what a chat may be
  * offered as background after Psyche has been dreaming.

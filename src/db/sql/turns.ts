@@ -65,7 +65,12 @@ export interface NewTurn {
   logitBias?: Record<string, number> | null;
   /** A system message for this turn only, after the persona; not carried to the next turn. */
   instructions?: string | null;
+  /** Why it was asked for (migrations/000017_turn_purpose.sql); default chat. */
+  purpose?: TurnPurpose;
 }
+
+export const TURN_PURPOSES = ["chat", "exploration"] as const;
+export type TurnPurpose = (typeof TURN_PURPOSES)[number];
 
 export interface TurnWithMessages extends NewTurn {
   turnId: string;
@@ -90,8 +95,8 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
        update messages set superseded_at = now()
        where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty, frequency_penalty, logit_bias, instructions)
-       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb, $23, $24, $25::jsonb, $26) returning id),
+       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty, frequency_penalty, logit_bias, instructions, purpose)
+       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb, $23, $24, $25::jsonb, $26, $27) returning id),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
        select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
@@ -120,6 +125,7 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.frequencyPenalty ?? null,
       t.logitBias && Object.keys(t.logitBias).length ? JSON.stringify(t.logitBias) : null,
       t.instructions ?? null,
+      t.purpose ?? "chat",
     ],
   );
 }
@@ -247,12 +253,13 @@ export interface TurnExchange {
   /** The latest user message of the turn's prompt. */
   user: string | null;
   reply: string | null;
+  purpose: TurnPurpose;
 }
 
 /** What a finished turn was about: the last thing the user said and the reply. */
 export async function turnExchange(db: Queryable, id: string): Promise<TurnExchange | undefined> {
   const res = await db.query<TurnExchange>(
-    `select t.status, t.conversation_id, t.content as reply,
+    `select t.status, t.conversation_id, t.content as reply, t.purpose,
        (select m.content from messages m
         where m.conversation_id = t.conversation_id and m.role = 'user' and m.position <= t.prompt_end_position
         order by m.position desc limit 1) as user

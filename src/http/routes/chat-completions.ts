@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { replyBudget, startFollowed } from "../../conversation/followed-turn.js";
 import { startTurn } from "../../conversation/start-turn.js";
+import { TURN_PURPOSES, type TurnPurpose } from "../../db/sql/turns.js";
 import { finishedTurn } from "../../conversation/finished-turn.js";
 import type { WebServices } from "../../web-services.js";
 import { modelNotFound } from "../errors.js";
@@ -16,6 +17,14 @@ import { replyReport, toolCallsJson } from "../tools.js";
 
 /** Headers a client may name its conversation with (README: "The API"). */
 const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
+
+/** X-Psyche-Purpose: why the turn is asked for (chat, the default, or exploration). */
+function turnPurpose(header: string | undefined): TurnPurpose {
+  if (header === undefined) return "chat";
+  const value = header.trim().toLowerCase();
+  if (!(TURN_PURPOSES as readonly string[]).includes(value)) throw invalidRequest(`X-Psyche-Purpose must be one of ${TURN_PURPOSES.join(", ")}, not ${JSON.stringify(header.slice(0, 40))}`, "X-Psyche-Purpose");
+  return value as TurnPurpose;
+}
 
 export function chatCompletionRoutes(deps: WebServices): Hono {
   const app = new Hono();
@@ -39,6 +48,7 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
       conversationId = id.data;
     }
 
+    const purpose = turnPurpose(c.req.header("x-psyche-purpose"));
     const { follower, started } = await startFollowed(deps, (turnId) =>
       startTurn(deps, {
         turnId,
@@ -64,6 +74,7 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
         seed: req.seed ?? null,
         stop: req.stop === undefined || req.stop === null ? [] : typeof req.stop === "string" ? [req.stop] : req.stop,
         stream: req.stream ?? false,
+        purpose,
       }),
     );
     c.header("X-Psyche-Conversation", started.conversationId);
