@@ -9,7 +9,7 @@ import { heartbeat, markWorkerStopped, registerWorker } from "../src/db/sql/work
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
 import { INFERENCE_QUEUE, InferenceJobSchema, Priority, type ReverieJob } from "../src/jobs/queue.js";
-import { reclaimOrphanedTurns } from "../src/jobs/reclaim.js";
+import { reclaimOrphanedTurns, resumeStrandedTurns } from "../src/jobs/reclaim.js";
 import { HandOff, runTurn } from "../src/conversation/run-turn.js";
 import type { InferenceEngine } from "../src/inference/engine.js";
 import type { Recall } from "../src/memory/recall.js";
@@ -80,6 +80,8 @@ export class InferenceWorker {
   private readonly afterDreams = new Set<Promise<void>>();
   /** Jobs finished since start, by outcome; for /metrics and tests. */
   readonly outcomes = new Map<string, number>();
+  /** Turns whose generation lost the database, to resume once it is back. */
+  private readonly stranded = new Set<string>();
 
   constructor(private readonly deps: InferenceWorkerDeps) {}
 
@@ -95,15 +97,21 @@ export class InferenceWorker {
   private async tick(): Promise<void> {
     try {
       await heartbeat(this.deps.pool, this.id);
+      // The database answers again: turns it interrupted continue.
+      for (const id of await resumeStrandedTurns(this.reclaimDeps(), [...this.stranded])) this.stranded.delete(id);
       await this.reclaim();
     } catch (err) {
       this.deps.log.warn({ err }, "heartbeat failed");
     }
   }
 
+  private reclaimDeps() {
+    return { ...this.deps, workerId: this.id, host: this.host, staleMs: this.deps.heartbeatMs * 5 };
+  }
+
   private async reclaim(): Promise<void> {
     const staleMs = this.deps.heartbeatMs * 5;
-    await reclaimOrphanedTurns({ ...this.deps, workerId: this.id, host: this.host, staleMs });
+    await reclaimOrphanedTurns(this.reclaimDeps());
     // A dead worker's reverie: its journal entry is closed and its job too, or nothing would
     // dream by itself again until pg-boss expired the job.
     for (const entry of await closeAbandonedEntries(this.deps.pool, staleMs)) {
@@ -146,6 +154,11 @@ export class InferenceWorker {
       this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
       if (outcome === "handed-off") {
         // Leave the job and turn as they are: the next worker reclaims the turn.
+        return;
+      }
+      if (outcome === "stranded") {
+        // The database went away under it: resumed by the heartbeat once it is back.
+        this.stranded.add(parsed.data.turnId);
         return;
       }
       await this.deps.boss.complete(INFERENCE_QUEUE, job.id);

@@ -6,6 +6,7 @@ import type { Logger } from "../log.js";
 import { appendMessages, touchConversation } from "../db/sql/conversations.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
 import { type ClaimedTurn, claimTurn, failTurn, finishTurn } from "../db/sql/turns.js";
+import { isConnectionError } from "../db/errors.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { encodeTurnSignal } from "../jobs/turn-signal.js";
@@ -40,7 +41,8 @@ export class HandOff extends Error {
   override name = "HandOff";
 }
 
-export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost" | "handed-off";
+/** "stranded": the database went away under the turn; the worker settles it once it is back. */
+export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost" | "handed-off" | "stranded";
 
 interface TranscriptMessage {
   role: string;
@@ -95,9 +97,21 @@ export async function runTurn(deps: RunTurnDeps, turnId: string, jobId: string, 
   try {
     return await generateTurn(deps, turn, signal, log);
   } catch (err) {
+    // Its database went away (a restart): nothing can be written now, and the turn is not the
+    // model's failure. The worker resumes it once the database is back (InferenceWorker).
+    if (isConnectionError(err)) {
+      log.warn({ err }, "the database went away during the turn; it is resumed once the database is back");
+      return "stranded";
+    }
     log.error({ err }, "turn failed");
     const message = `generation failed: ${(err as Error).message}`;
-    if (await failTurn(deps.pool, turnId, message)) await appendClosingEvent(deps.pool, turnId, "error", message);
+    try {
+      if (await failTurn(deps.pool, turnId, message)) await appendClosingEvent(deps.pool, turnId, "error", message);
+    } catch (writeErr) {
+      if (!isConnectionError(writeErr)) throw writeErr;
+      log.warn({ err: writeErr }, "the turn's failure could not be written; it is settled once the database is back");
+      return "stranded";
+    }
     deps.bus.notify(Channel.turn, encodeTurnSignal(turnId));
     return "failed";
   }

@@ -10,8 +10,18 @@ export function pgErrorCode(err: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-/** A connection failure, as opposed to a query that the server rejected. */
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
+// node-postgres reports a connection that dies under a query with these words and no code.
+const CONNECTION_MESSAGES = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Client was closed and is not queryable/i;
+
+/**
+ * A connection failure, as opposed to a query that the server rejected: the network's errors,
+ * Postgres's connection class (08) and its shutting down (57P01..03), and node-postgres's
+ * words for a connection that died under a query.
+ */
 export function isConnectionError(err: unknown): boolean {
   const code = pgErrorCode(err);
-  return code === "ECONNREFUSED" || code === "ECONNRESET" || code === "ENOTFOUND" || code === PgErrorCode.adminShutdown || code === PgErrorCode.connectionFailure;
+  if (code !== undefined && (CONNECTION_CODES.has(code) || code.startsWith("08") || /^57P0[123]$/.test(code))) return true;
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === "string" && CONNECTION_MESSAGES.test(message);
 }

@@ -6,7 +6,7 @@
 import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
-import { failTurn, moveQueuedTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/sql/turns.js";
+import { failTurn, heldTurns, moveQueuedTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/sql/turns.js";
 import { strandedJobs } from "../db/sql/pgboss-jobs.js";
 import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
@@ -35,28 +35,7 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
   for (const t of [...stale, ...local]) candidates.set(t.id, t);
   const requeued: string[] = [];
   for (const t of candidates.values()) {
-    const attempts = t.attempts;
-    if (attempts >= MAX_TURN_ATTEMPTS) {
-      const message = `the inference worker stopped ${attempts} times while generating this turn; giving up`;
-      if (await failTurn(deps.pool, t.id, message)) await appendClosingEvent(deps.pool, t.id, "error", message);
-      if (t.job_id) await deps.boss.cancel(INFERENCE_QUEUE, t.job_id).catch(() => undefined);
-      deps.bus.notify(Channel.turn, encodeTurnSignal(t.id));
-      deps.log.error({ turnId: t.id, attempts }, message);
-      continue;
-    }
-    const ok = await inTransaction(deps.pool, async (client) => {
-      const db = inTransactionDb(client);
-      const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: t.id }, { priority: Priority.chat, db });
-      if (!jobId) throw new Error("pg-boss did not accept the retry job");
-      if (!(await requeueTurn(client, t.id, t.worker_id, jobId))) throw new Error("turn changed hands");
-      // The dead worker's job will never be completed by it: close it with the turn's move.
-      if (t.job_id) await deps.boss.cancel(INFERENCE_QUEUE, t.job_id, { db });
-      return true;
-    }).catch((err: unknown) => {
-      deps.log.debug({ err, turnId: t.id }, "turn not reclaimed");
-      return false;
-    });
-    if (ok) {
+    if (await requeueOrFail(deps, t, "the inference worker stopped")) {
       requeued.push(t.id);
       deps.log.warn({ turnId: t.id, deadWorker: t.worker_id }, "reclaimed a turn from a worker that stopped; retrying it");
     }
@@ -64,6 +43,53 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
   requeued.push(...(await rescueStrandedJobs(deps)));
   if (requeued.length) deps.bus.notify(Channel.jobs);
   return requeued;
+}
+
+type HeldTurn = { id: string; job_id: string | null; worker_id: string | null; attempts: number };
+
+/**
+ * A turn whose generation stopped without an end: queued again under a new job, to continue
+ * from what was already streamed; after MAX_TURN_ATTEMPTS, failed with a message saying `why`.
+ * True when it was queued again.
+ */
+async function requeueOrFail(deps: ReclaimDeps, t: HeldTurn, why: string): Promise<boolean> {
+  if (t.attempts >= MAX_TURN_ATTEMPTS) {
+    const message = `${why} ${t.attempts} times while generating this turn; giving up`;
+    if (await failTurn(deps.pool, t.id, message)) await appendClosingEvent(deps.pool, t.id, "error", message);
+    if (t.job_id) await deps.boss.cancel(INFERENCE_QUEUE, t.job_id).catch(() => undefined);
+    deps.bus.notify(Channel.turn, encodeTurnSignal(t.id));
+    deps.log.error({ turnId: t.id, attempts: t.attempts }, message);
+    return false;
+  }
+  return inTransaction(deps.pool, async (client) => {
+    const db = inTransactionDb(client);
+    const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: t.id }, { priority: Priority.chat, db });
+    if (!jobId) throw new Error("pg-boss did not accept the retry job");
+    if (!(await requeueTurn(client, t.id, t.worker_id, jobId))) throw new Error("turn changed hands");
+    // The old job will never be completed by the generation that held it: closed with the move.
+    if (t.job_id) await deps.boss.cancel(INFERENCE_QUEUE, t.job_id, { db });
+    return true;
+  }).catch((err: unknown) => {
+    deps.log.debug({ err, turnId: t.id }, "turn not requeued");
+    return false;
+  });
+}
+
+/**
+ * Turns this worker holds whose generation lost the database (run-turn.ts, "stranded"): once
+ * the database answers again they continue from what was streamed, as a dead worker's would.
+ * Returns the ids settled (queued again, failed, or found ended), to forget.
+ */
+export async function resumeStrandedTurns(deps: ReclaimDeps, ids: readonly string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const held = await heldTurns(deps.pool, deps.workerId, ids);
+  const settled = ids.filter((id) => !held.some((t) => t.id === id));
+  for (const t of held) {
+    if (await requeueOrFail(deps, t, "the database went away")) deps.log.warn({ turnId: t.id }, "the database is back: the turn it interrupted continues");
+    settled.push(t.id);
+  }
+  if (held.length) deps.bus.notify(Channel.jobs);
+  return settled;
 }
 
 /**

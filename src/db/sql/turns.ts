@@ -241,6 +241,12 @@ export async function requeueTurn(db: Queryable, id: string, fromWorker: string 
   return res.rowCount === 1;
 }
 
+/** Of `ids`, the turns `workerId` still holds running. */
+export async function heldTurns(db: Queryable, workerId: string, ids: readonly string[]): Promise<{ id: string; job_id: string | null; attempts: number; worker_id: string | null }[]> {
+  const res = await db.query(`select id, job_id, attempts, worker_id from turns where worker_id = $1 and status = 'running' and id = any($2::uuid[])`, [workerId, ids]);
+  return res.rows;
+}
+
 /** Moves a turn that is still queued from a stranded job to a new one (jobs/reclaim.ts). */
 export async function moveQueuedTurn(db: Queryable, id: string, fromJob: string, toJob: string): Promise<boolean> {
   const res = await db.query("update turns set job_id = $3 where id = $1 and status = 'queued' and job_id = $2", [id, fromJob, toJob]);

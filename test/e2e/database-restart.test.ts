@@ -1,0 +1,102 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- rows of raw queries */
+// The local Procfile's layout (`psyche db`, `web` and `inference` as separate processes) with the
+// database killed during a long stream and back three seconds later: web and inference live on,
+// the interrupted turn ends (resumed, or failed with a message) soon after the database returns
+// instead of staying `running` under a worker that is alive, and new chats are answered.
+import t from "tap";
+import { existsSync } from "node:fs";
+import { createPool } from "../../src/db/pool.js";
+import { CLI, runCli, startCli, type Proc } from "../helpers/processes.js";
+import { until } from "../helpers/until.js";
+import { EMBEDDED_ONLY } from "../helpers/postgres.js";
+import { serverDir } from "../helpers/testdir.js";
+
+if (EMBEDDED_ONLY) {
+  t.plan(0, `${EMBEDDED_ONLY}: it restarts the embedded database, which it owns`);
+  process.exit(0);
+}
+if (!existsSync(CLI)) {
+  t.fail(`${CLI} is missing: run npm run build (npm test does)`);
+  process.exit(1);
+}
+
+const dataDir = serverDir(t);
+const quietEnv = { PSYCHE_LOG_LEVEL: "warn", PSYCHE_DATA_DIR: dataDir };
+const procs: Proc[] = [];
+t.teardown(async () => {
+  for (const p of procs.reverse()) {
+    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  }
+});
+
+const startDb = async (port: string) => {
+  const db = await startCli(["db", "--db-port", port], quietEnv, /(postgresql:\/\/\S+)/);
+  procs.push(db);
+  return db;
+};
+let db = await startDb("0");
+const url = db.match[1]!;
+const port = new URL(url).port;
+const env = { ...quietEnv, DATABASE_URL: url, PSYCHE_POLL_MS: "100", PSYCHE_HEARTBEAT_MS: "500", PSYCHE_THREADS: "1", PSYCHE_MAX_TOKENS: "8000", PSYCHE_RECALL_PROMPT_TOKENS: "0" };
+t.test("a turn streaming while the database restarts ends once it is back", async (t) => {
+  t.equal((await runCli(["migrate"], env)).code, 0);
+  const web = await startCli(["web", "--port", "0"], env, /listening on (http:\/\/\S+)/);
+  procs.push(web);
+  const api = web.match[1]!;
+  const inference = await startCli(["inference"], env, /inference worker \S+ running/);
+  procs.push(inference);
+  const res = await fetch(`${api}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "Tell me a very long story" }], max_tokens: 3000, stream: true, seed: 3 }),
+  });
+  t.equal(res.status, 200);
+  const turnId = res.headers.get("x-psyche-turn")!;
+  const reader = res.body!.getReader();
+  let streamed = "";
+  const decoder = new TextDecoder();
+  // Until the story is under way: a few chunks in.
+  while ((streamed.match(/chat\.completion\.chunk/g) ?? []).length < 20) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    streamed += decoder.decode(value);
+  }
+  db.child.kill("SIGKILL");
+  await db.exited;
+  // The rest of the stream ends one way or another while the database is away.
+  const rest = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      streamed += decoder.decode(value);
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 3000));
+  db = await startDb(port);
+  const back = Date.now();
+  const pool = createPool(url, 2);
+  t.teardown(() => pool.end());
+  const ended = await until("the interrupted turn to end", async () => {
+    const r = (await pool.query("select status, error, attempts, length(content) as chars from turns where id = $1", [turnId]).catch(() => ({ rows: [] as any[] }))).rows[0];
+    return r && !["queued", "running"].includes(r.status) ? r : undefined;
+  }, 60_000);
+  t.ok(Date.now() - back < 60_000, `it ended ${Date.now() - back} ms after the database came back`);
+  t.ok(ended.status === "done" || (ended.status === "failed" && /\w/.test(ended.error ?? "")), `resumed, or failed with a message: ${JSON.stringify(ended)}`);
+  await rest;
+  t.equal(inference.child.exitCode, null, "the inference worker lived on");
+  t.equal(web.child.exitCode, null, "the web process lived on");
+
+  const next = await until("a new chat to be answered", async () => {
+    const r = await fetch(`${api}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "Are you there?" }], max_tokens: 8 }),
+    }).catch(() => undefined);
+    return r?.status === 200 ? ((await r.json()) as any) : undefined;
+  }, 60_000);
+  t.equal(next.choices[0].finish_reason, "length");
+  // Its stream, resumed from the turn's events, ends too.
+  const replay = await fetch(`${api}/v1/turns/${turnId}/events?after=0`);
+  t.equal(replay.status, 200);
+  t.match(await replay.text(), /\[DONE\]|"error"/, "the turn's own stream ends");
+});
