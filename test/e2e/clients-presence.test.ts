@@ -7,7 +7,9 @@ import { randomUUID } from "node:crypto";
 import { startPsyche } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
 
-const psyche = await startPsyche(t, { dreamDelaySeconds: 2, wakeLockSeconds: 0, recallPromptTokens: 0, dreamMaxTokens: 8, presenceTtlSeconds: 3 });
+const psyche = await startPsyche(t, { dreamDelaySeconds: 2, wakeLockSeconds: 0, recallPromptTokens: 0, dreamMaxTokens: 8, presenceTtlSeconds: 6 });
+// A TTL of six seconds asks for a heartbeat every two: a loaded machine may delay one by a
+// second or more, and that must not read as leaving.
 const pool = psyche.db.pool;
 const json = { "content-type": "application/json" };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -33,7 +35,7 @@ t.test("a client present holds dreams off; after it leaves, Psyche dreams after 
   await fetch(`${psyche.url}/dream/config`, { method: "PATCH", headers: json, body: JSON.stringify({ idle_thoughts: false, reflection_threshold: 0 }) });
   const id = randomUUID();
   const first = await beat(id);
-  t.match(first.body, { object: "presence", client_id: id, arrived: true, present: 1, heartbeat_seconds: 1 });
+  t.match(first.body, { object: "presence", client_id: id, arrived: true, present: 1, heartbeat_seconds: 2 });
   t.equal((await beat(id)).body.arrived, false, "a second heartbeat is no arrival");
   const health = (await (await fetch(`${psyche.url}/health`)).json()) as any;
   t.match(health.clients, { present: 1, data: [{ id, name: "hermes" }] }, "/health lists it");
@@ -65,10 +67,10 @@ t.test("the dream state is about presence: awake while a client is here and quie
   const quiet = () => pool.query("update activity set last_request_at = now() - interval '1 hour'");
   await quiet();
   t.equal(await state(), "awake", "a client present and idle: awake");
-  // One heartbeat late (a loaded machine): the client beats every second, the TTL is three.
-  await pool.query("update clients set last_seen_at = now() - interval '2 seconds' where id = $1", [id]);
-  t.equal(await state(), "awake", "one late heartbeat is not leaving");
+  // One heartbeat late (a loaded machine): the client beats every two seconds, the TTL is six.
   await pool.query("update clients set last_seen_at = now() - interval '4 seconds' where id = $1", [id]);
+  t.equal(await state(), "awake", "one late heartbeat is not leaving");
+  await pool.query("update clients set last_seen_at = now() - interval '7 seconds' where id = $1", [id]);
   t.equal(await state(), "sleeping", "three missed heartbeats in a row: gone");
   await beat(id);
   await sleep(200);
@@ -87,7 +89,7 @@ t.test("a client that stops heartbeating is gone after the TTL", async (t) => {
   await until("the silent client to be gone", async () => {
     const h = (await (await fetch(`${psyche.url}/health`)).json()) as any;
     return h.clients.data.some((c: any) => c.id === id) ? undefined : true;
-  }, 10_000);
+  }, 20_000);
   t.equal((await beat(id, "crashed")).body.arrived, true, "its next heartbeat is an arrival again");
   await fetch(`${psyche.url}/v1/presence/${id}`, { method: "DELETE" });
 });
