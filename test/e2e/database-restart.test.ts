@@ -48,7 +48,7 @@ t.test("a turn streaming while the database restarts ends once it is back", asyn
   const res = await fetch(`${api}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "Tell me a very long story" }], max_tokens: 3000, stream: true, seed: 3 }),
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "Tell me a very long story" }], max_tokens: 2000, stream: true, seed: 3 }),
   });
   t.equal(res.status, 200);
   const turnId = res.headers.get("x-psyche-turn")!;
@@ -76,12 +76,21 @@ t.test("a turn streaming while the database restarts ends once it is back", asyn
   const back = Date.now();
   const pool = createPool(url, 2);
   t.teardown(() => pool.end());
+  const row = async () => (await pool.query("select status, error, attempts, length(content) as chars from turns where id = $1", [turnId]).catch(() => ({ rows: [] as any[] }))).rows[0];
+  // What the fix controls: the worker takes the turn up again (a new attempt) or ends it once the
+  // database answers; how long the rest of the story then takes is the machine's speed.
+  const resumed = await until("the interrupted turn to be taken up again", async () => {
+    const r = await row();
+    return r && (r.attempts >= 2 || !["queued", "running"].includes(r.status)) ? r : undefined;
+  }, 60_000).catch(async (err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(await row())}`);
+  });
+  t.pass(`taken up again ${Date.now() - back} ms after the database came back: ${JSON.stringify(resumed)}`);
   const ended = await until("the interrupted turn to end", async () => {
-    const r = (await pool.query("select status, error, attempts, length(content) as chars from turns where id = $1", [turnId]).catch(() => ({ rows: [] as any[] }))).rows[0];
+    const r = await row();
     return r && !["queued", "running"].includes(r.status) ? r : undefined;
-  }, 60_000);
-  t.ok(Date.now() - back < 60_000, `it ended ${Date.now() - back} ms after the database came back`);
-  t.ok(ended.status === "done" || (ended.status === "failed" && /\w/.test(ended.error ?? "")), `resumed, or failed with a message: ${JSON.stringify(ended)}`);
+  }, 120_000);
+  t.ok((ended.status === "done" && ended.attempts >= 2) || (ended.status === "failed" && /\w/.test(ended.error ?? "")), `resumed (a second attempt), or failed with a message: ${JSON.stringify(ended)}`);
   await rest;
   t.equal(inference.child.exitCode, null, "the inference worker lived on");
   t.equal(web.child.exitCode, null, "the web process lived on");
