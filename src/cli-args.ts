@@ -72,7 +72,7 @@ export function parseCli(argv: string[]): ParsedArgs {
     http: { type: "boolean" },
     "dry-run": { type: "boolean" },
   };
-  for (const key of Object.keys(ENV_NAMES)) options[flagName(key)] = { type: key === "quiet" ? "boolean" : "string" };
+  for (const key of Object.keys(ENV_NAMES)) options[flagName(key)] = { type: key === "quiet" || key === "strictParams" ? "boolean" : "string" };
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });

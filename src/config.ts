@@ -58,8 +58,14 @@ export const ConfigSchema = z.object({
   apiKey: z.string().min(8, "must be at least 8 characters").optional(),
   /** Largest request body accepted, in bytes. */
   bodyLimit: positiveInt.default(1_000_000),
-  /** Default and ceiling for max_tokens. */
+  /** Default and ceiling for max_tokens (a request above it is clamped to it). */
   maxTokens: positiveInt.default(1024),
+  /**
+   * Refuse, with a 400 or 404, what is otherwise served: request fields this server does not
+   * know (otherwise ignored and named), a max_tokens above --max-tokens (otherwise clamped),
+   * and another model's name (otherwise answered by the one model).
+   */
+  strictParams: bool.default(false),
   /** Fallback polling interval for jobs and events when no signal arrives (ms). */
   pollMs: positiveInt.default(250),
   /** Inference worker heartbeat (ms); a worker silent for 5 heartbeats is presumed dead. */

@@ -54,12 +54,26 @@ export const invalidRequest = (message: string, param?: string, code?: string) =
 const fieldPath = (path: readonly PropertyKey[]) =>
   path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
 
+/**
+ * A union none of whose alternatives matched says only "Invalid input": the alternative that
+ * got furthest (the longest path: a list of blocks rather than a string, say) tells what is
+ * wrong, under the union's own path.
+ */
+function deepest(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== "invalid_union" || !issue.errors.length) return issue;
+  const best = issue.errors.flat().reduce<z.core.$ZodIssue | undefined>((a, b) => (!a || b.path.length > a.path.length ? b : a), undefined);
+  if (!best || best.path.length === 0) return issue;
+  const inner = deepest(best);
+  return { ...inner, path: [...issue.path, ...inner.path] };
+}
+
 /** Turns zod issues into one readable 400 that names the first offending field. */
 export function fromZodError(error: z.ZodError): UserError {
-  const message = error.issues
+  const issues = error.issues.map(deepest);
+  const message = issues
     .slice(0, 3)
     .map((i) => (i.path.length ? `${fieldPath(i.path)}: ${i.message}` : i.message))
     .join("; ");
-  const first = error.issues[0];
+  const first = issues[0];
   return invalidRequest(`Invalid request: ${message}`, first?.path.length ? fieldPath(first.path) : undefined, "invalid_value");
 }

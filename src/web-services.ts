@@ -43,4 +43,10 @@ export interface WebServices {
   closing?: AbortSignal | undefined;
   /** Set by the HTTP app (http/metrics.ts): a new turn's time to its first text. */
   firstToken?: ((seconds: number) => void) | undefined;
+  /** Set by the HTTP app (http/metrics.ts): request fields ignored, by API (http/request-fields.ts). */
+  ignoredFields?: ((api: string, fields: readonly string[]) => void) | undefined;
+  /** The model's tokenizer, where this process has the model (psyche serve): POST /v1/messages/count_tokens. */
+  countTokens?: ((text: string) => number) | undefined;
+  /** Refuse unknown fields, a max_tokens above the ceiling and other models' names (--strict-params). */
+  strictParams: boolean;
 }

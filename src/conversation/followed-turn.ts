@@ -5,11 +5,15 @@ import { randomUUID } from "node:crypto";
 import { invalidRequest } from "../errors.js";
 import { type FollowDeps, TurnFollower } from "./follow-turn.js";
 
-/** The reply budget: the request's, else the server's; above the server's ceiling is a 400. */
-export function replyBudget(requested: number | null | undefined, ceiling: number, field = "max_tokens"): number {
+/**
+ * The reply budget: the request's, else the server's. Above the server's ceiling it is
+ * clamped to the ceiling (agents ask for 32,000 and more; the reply's finish reason says when
+ * the budget was reached), or with `strict` (--strict-params) a 400.
+ */
+export function replyBudget(requested: number | null | undefined, ceiling: number, field = "max_tokens", strict = false): number {
   const maxTokens = requested ?? ceiling;
-  if (maxTokens > ceiling) throw invalidRequest(`${field} is ${maxTokens}, above this server's limit of ${ceiling} (PSYCHE_MAX_TOKENS)`, field);
-  return maxTokens;
+  if (maxTokens > ceiling && strict) throw invalidRequest(`${field} is ${maxTokens}, above this server's limit of ${ceiling} (PSYCHE_MAX_TOKENS; this server runs with --strict-params)`, field);
+  return Math.min(maxTokens, ceiling);
 }
 
 /**

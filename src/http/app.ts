@@ -22,28 +22,28 @@ import { dreamRoutes } from "./routes/dreams.js";
 import { dreamConfigRoutes } from "./routes/dream-config.js";
 import { clientRoutes } from "./routes/clients.js";
 import { hookRoutes } from "./routes/hooks.js";
+import { messageRoutes } from "./routes/messages.js";
+import { anthropicError, isAnthropicPath } from "./messages/errors.js";
 
 export function createApp(services: WebServices): Hono {
   const app = new Hono();
   const metrics = new PsycheMetrics(services);
-  const deps: WebServices = { ...services, firstToken: (seconds) => metrics.firstToken(seconds) };
+  const deps: WebServices = { ...services, firstToken: (seconds) => metrics.firstToken(seconds), ignoredFields: (api, fields) => metrics.ignoredFields(api, fields) };
   app.use("*", metrics.middleware());
 
+  // OpenAI's error shape, or Anthropic's on the Messages API's paths (http/messages/errors.ts).
+  const answer = (c: Context, err: UserError) =>
+    c.json(isAnthropicPath(c.req.path) ? anthropicError(err.status, err.message) : err.toJSON(), err.status as ContentfulStatusCode);
   app.onError((err, c) => {
     if (err instanceof UserError) {
       if (err.status >= 500) deps.log.error({ err, path: c.req.path }, "request failed");
-      return c.json(err.toJSON(), err.status as ContentfulStatusCode);
+      return answer(c, err);
     }
-    if (err instanceof HTTPException) {
-      const api = new ApiError(err.status, err.status === 401 ? "authentication_error" : "invalid_request_error", err.message);
-      return c.json(api.toJSON(), err.status);
-    }
+    if (err instanceof HTTPException) return answer(c, new ApiError(err.status, err.status === 401 ? "authentication_error" : "invalid_request_error", err.message));
     deps.log.error({ err, path: c.req.path }, "request failed");
-    return c.json(new ApiError(500, "server_error", "The server failed to handle the request; see its log").toJSON(), 500);
+    return answer(c, new ApiError(500, "server_error", "The server failed to handle the request; see its log"));
   });
-  app.notFound((c) =>
-    c.json(new ApiError(404, "not_found_error", `No route for ${c.req.method} ${c.req.path}`, { code: "unknown_url" }).toJSON(), 404),
-  );
+  app.notFound((c) => answer(c, new ApiError(404, "not_found_error", `No route for ${c.req.method} ${c.req.path}`, { code: "unknown_url" })));
 
   // Before the key check, so that it sees the answer a refused request got.
   const present = presence(deps);
@@ -55,8 +55,9 @@ export function createApp(services: WebServices): Hono {
   if (deps.apiKey) {
     const expected = `Bearer ${deps.apiKey}`;
     const requireKey = async (c: Context, next: Next) => {
-      if (c.req.header("authorization") !== expected) {
-        throw new ApiError(401, "authentication_error", "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY>", { code: "invalid_api_key" });
+      // Anthropic's clients send the key as x-api-key.
+      if (c.req.header("authorization") !== expected && c.req.header("x-api-key") !== deps.apiKey) {
+        throw new ApiError(401, "authentication_error", "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY> (or x-api-key: <PSYCHE_API_KEY>)", { code: "invalid_api_key" });
       }
       await next();
     };
@@ -82,6 +83,7 @@ export function createApp(services: WebServices): Hono {
   app.route("/", modelRoutes(deps));
   app.route("/", chatCompletionRoutes(deps));
   app.route("/", responseRoutes(deps));
+  app.route("/", messageRoutes(deps));
   app.route("/", eventRoutes(deps));
   app.route("/", dashboardRoutes());
   app.route("/", turnRoutes(deps));

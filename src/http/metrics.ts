@@ -16,6 +16,9 @@ const QUEUES = [INFERENCE_QUEUE, MEMORY_QUEUE, MAINTENANCE_QUEUE];
 /** Seconds; from a tiny model's milliseconds to a big one's slow prompt evaluation. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/** Distinct field names the ignored-fields counter labels before it says "other". */
+const MAX_FIELD_LABELS = 100;
+
 export class PsycheMetrics {
   readonly registry = new Registry();
   private readonly process = `${hostname()}:${process.pid}`;
@@ -27,6 +30,14 @@ export class PsycheMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  private readonly ignored = new Counter({
+    name: "psyche_ignored_request_fields_total",
+    help: "Request fields a client sent that the server does not know and ignored (--strict-params refuses them), by API and field",
+    labelNames: ["api", "field", "process"],
+    registers: [this.registry],
+  });
+  /** The field names labelled so far: a client sending random names cannot grow the metric without end. */
+  private readonly fieldNames = new Set<string>();
   private readonly ttft = new Histogram({
     name: "psyche_chat_time_to_first_token_seconds",
     help: "From a chat or response request to its first generated text, as this process relayed it (queue, recall and prompt evaluation included)",
@@ -68,6 +79,15 @@ export class PsycheMetrics {
 
   firstToken(seconds: number): void {
     this.ttft.observe({ process: this.process }, seconds);
+  }
+
+  /** Fields clients send that the server ignored (http/request-fields.ts); past MAX_FIELD_LABELS names, "other". */
+  ignoredFields(api: string, fields: readonly string[]): void {
+    for (const field of fields) {
+      const name = /^[A-Za-z0-9_.-]{1,64}$/.test(field) && (this.fieldNames.has(field) || this.fieldNames.size < MAX_FIELD_LABELS) ? field : "other";
+      this.fieldNames.add(name);
+      this.ignored.inc({ api, field: name, process: this.process });
+    }
   }
 
   /** The text format, after reading the database's facts. */

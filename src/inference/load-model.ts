@@ -136,3 +136,16 @@ export async function loadModelFile(llama: Llama, path: string): Promise<LlamaMo
     throw new ModelError(`cannot load ${basename(path)} as a GGUF model: ${(err as Error).message}`, { cause: err });
   }
 }
+
+/**
+ * The model's tokenizer alone (its vocabulary, no weights), for a process that answers token
+ * counts without running the model (a separate `psyche web`). Looks only at local files: a
+ * remote model not yet downloaded gives undefined, never a download.
+ */
+export async function loadTokenizer(spec: string, dataDir: string, log: Logger): Promise<((text: string) => number) | undefined> {
+  const path = spec === "tiny" ? ensureTinyModel(dataDir) : isRemote(spec) ? await localModelCopy(spec, dataDir) : existsSync(resolve(spec)) ? resolve(spec) : undefined;
+  if (!path) return undefined;
+  const llama = await loadLlama("false", log);
+  const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
+  return (text) => model.tokenize(text).length;
+}

@@ -58,7 +58,7 @@ export function registerChatTools(server: McpServer, deps: WebServices): void {
     },
     guarded("chat", deps.log, async (args, extra) => {
       const { tools, toolChoice } = requestTools({ tools: args.tools, tool_choice: args.tool_choice });
-      const maxTokens = replyBudget(args.max_tokens, deps.maxTokens);
+      const maxTokens = replyBudget(args.max_tokens, deps.maxTokens, "max_tokens", deps.strictParams);
       const { follower } = await startFollowed(deps, (turnId) =>
         startTurn(deps, {
           turnId,

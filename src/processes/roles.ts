@@ -71,6 +71,7 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
     agents: new AgentSessions({ pool: db.pool, memory: mem.memory }),
     hooks: { checkInEvery: config.hookCheckInEvery, maxTokens: config.hookMaxTokens },
     presenceTtlSeconds: config.presenceTtlSeconds,
+    strictParams: config.strictParams,
   };
 }
 

@@ -11,6 +11,7 @@ import type { RunningServer } from "../http/server.js";
 import { databaseUrl } from "./database-url.js";
 import { connect, webServices, startWebRole } from "./roles.js";
 import { startMemoryServices } from "./memory-services.js";
+import { loadTokenizer } from "../inference/load-model.js";
 import { StopStack, stopStepLimitMs } from "./stack.js";
 
 export interface Running {
@@ -52,7 +53,12 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
     const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
     const mem = await startMemoryServices({ config, log, stack }, db);
     const shared = { config, log, stack };
-    const server = await startWebRole(shared, webServices(shared, db, mem));
+    // The model's vocabulary alone, for POST /v1/messages/count_tokens: no weights in a web process.
+    const countTokens = await loadTokenizer(config.model, config.dataDir, log).catch((err: unknown) => {
+      log.warn({ err }, "the model's tokenizer could not be loaded: count_tokens answers 503");
+      return undefined;
+    });
+    const server = await startWebRole(shared, { ...webServices(shared, db, mem), countTokens });
     return { server, stop };
   } catch (err) {
     await stop();

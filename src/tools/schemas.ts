@@ -10,7 +10,8 @@ export const ToolDefinitionSchema = z.object({
   type: z.literal("function", { error: "only function tools are supported" }),
   function: z.object({
     name: functionName,
-    description: z.string().max(4000).optional(),
+    // Any length the body limit allows: coding agents describe their tools at length.
+    description: z.string().optional(),
     parameters: z.record(z.string(), z.unknown()).optional(),
     strict: z.boolean().nullish(),
   }),

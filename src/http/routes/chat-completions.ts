@@ -8,7 +8,8 @@ import { modelNotFound } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
 import { ConversationIdSchema } from "../../conversation-id.js";
-import { ChatCompletionRequestSchema, unhonouredField } from "../schemas/chat.js";
+import { CHAT_NOT_HONOURED, ChatCompletionRequestSchema } from "../schemas/chat.js";
+import { fieldsToIgnore, reportIgnored, withoutFields } from "../request-fields.js";
 import { openAiFinish, usageOf } from "../sse.js";
 import { streamTurn } from "../stream-turn.js";
 import { requestTools } from "../../tools/request-tools.js";
@@ -31,15 +32,15 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
 
   app.post("/v1/chat/completions", async (c) => {
     const body = await readJsonObject(c);
-    const unhonoured = unhonouredField(body);
-    if (unhonoured) throw invalidRequest(unhonoured.message, unhonoured.field, "unsupported_parameter");
-    const parsed = ChatCompletionRequestSchema.safeParse(body);
+    const ignored = fieldsToIgnore(body, { known: ChatCompletionRequestSchema.shape, notHonoured: CHAT_NOT_HONOURED }, deps.strictParams);
+    const parsed = ChatCompletionRequestSchema.safeParse(withoutFields(body, ignored));
     if (!parsed.success) throw fromZodError(parsed.error);
     const req = parsed.data;
     const { tools, toolChoice } = requestTools(req);
     const responseFormat = requestResponseFormat(req.response_format, tools !== null && toolChoice !== "none");
-    if (req.model !== deps.modelId) throw modelNotFound(req.model, deps.modelId);
-    const maxTokens = replyBudget(req.max_completion_tokens ?? req.max_tokens, deps.maxTokens);
+    // Agents name their own models: the one model serves them all, and says so in the reply.
+    if (req.model !== deps.modelId && deps.strictParams) throw modelNotFound(req.model, deps.modelId);
+    const maxTokens = replyBudget(req.max_completion_tokens ?? req.max_tokens, deps.maxTokens, req.max_completion_tokens ? "max_completion_tokens" : "max_tokens", deps.strictParams);
     const rawId = CONVERSATION_HEADERS.map((h) => c.req.header(h)).find((v) => v !== undefined) ?? req.metadata?.conversation_id;
     let conversationId: string | undefined;
     if (rawId !== undefined) {
@@ -67,7 +68,7 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
         presencePenalty: req.presence_penalty ?? null,
         frequencyPenalty: req.frequency_penalty ?? null,
         logitBias: req.logit_bias ?? null,
-        model: req.model,
+        model: deps.modelId,
         temperature: req.temperature ?? null,
         topP: req.top_p ?? null,
         maxTokens,
@@ -77,9 +78,10 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
         purpose,
       }),
     );
+    reportIgnored(c, deps, "chat.completions", ignored);
     c.header("X-Psyche-Conversation", started.conversationId);
     c.header("X-Psyche-Turn", started.turnId);
-    const base = { id: `chatcmpl-${started.turnId}`, created: Math.floor(Date.now() / 1000), model: req.model };
+    const base = { id: `chatcmpl-${started.turnId}`, created: Math.floor(Date.now() / 1000), model: deps.modelId };
 
     if (req.stream) {
       return streamTurn(c, deps, {

@@ -17,7 +17,8 @@ import { responseId, turnIdOf } from "../../conversation/response-ids.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError, modelNotFound } from "../errors.js";
 import { readJsonObject } from "../read-json.js";
-import { ResponseIdSchema, type ResponsesRequest, ResponsesRequestSchema, unhonouredResponsesField } from "../schemas/responses.js";
+import { RESPONSES_NOT_HONOURED, ResponseIdSchema, type ResponsesRequest, ResponsesRequestSchema } from "../schemas/responses.js";
+import { fieldsToIgnore, reportIgnored, withoutFields } from "../request-fields.js";
 import { itemsToMessages, storedInputItems } from "../responses/input-items.js";
 import { responseObject } from "../responses/render.js";
 import { streamResponse } from "../responses/stream.js";
@@ -62,14 +63,13 @@ export function responseRoutes(deps: WebServices): Hono {
 
   app.post("/v1/responses", async (c) => {
     const body = await readJsonObject(c);
-    const unhonoured = unhonouredResponsesField(body);
-    if (unhonoured) throw invalidRequest(unhonoured.message, unhonoured.field, "unsupported_parameter");
-    const parsed = ResponsesRequestSchema.safeParse(body);
+    const ignored = fieldsToIgnore(body, { known: ResponsesRequestSchema.shape, notHonoured: RESPONSES_NOT_HONOURED }, deps.strictParams);
+    const parsed = ResponsesRequestSchema.safeParse(withoutFields(body, ignored));
     if (!parsed.success) throw fromZodError(parsed.error);
     const req = parsed.data;
     const { tools, toolChoice, responseFormat } = toolsAndFormat(req);
-    if (req.model !== deps.modelId) throw modelNotFound(req.model, deps.modelId);
-    const maxTokens = replyBudget(req.max_output_tokens, deps.maxTokens, "max_output_tokens");
+    if (req.model !== deps.modelId && deps.strictParams) throw modelNotFound(req.model, deps.modelId);
+    const maxTokens = replyBudget(req.max_output_tokens, deps.maxTokens, "max_output_tokens", deps.strictParams);
     const items = storedInputItems(req.input);
     const conversation = typeof req.conversation === "object" && req.conversation !== null ? req.conversation.id : (req.conversation ?? undefined);
 
@@ -90,7 +90,7 @@ export function responseRoutes(deps: WebServices): Hono {
         presencePenalty: req.presence_penalty ?? null,
         frequencyPenalty: req.frequency_penalty ?? null,
         logitBias: req.logit_bias ?? null,
-        model: req.model,
+        model: deps.modelId,
         temperature: req.temperature ?? null,
         topP: req.top_p ?? null,
         maxTokens,
@@ -99,6 +99,7 @@ export function responseRoutes(deps: WebServices): Hono {
         stream: req.stream ?? false,
       }),
     );
+    reportIgnored(c, deps, "responses", ignored);
     c.header("X-Psyche-Conversation", started.conversationId);
     c.header("X-Psyche-Turn", started.turnId);
 

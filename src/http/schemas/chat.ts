@@ -80,25 +80,12 @@ export const ChatCompletionRequestSchema = z.object({
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 
-/** Fields OpenAI defines that this server cannot honour, and why: a 400 names them. */
-const NOT_HONOURED: Record<string, string> = {
+/** Fields OpenAI defines that this server cannot honour, and why: a 400 names them (http/request-fields.ts). */
+export const CHAT_NOT_HONOURED: Record<string, string> = {
   audio: "audio output is not available: this server writes text",
   prediction: "predicted outputs are not available on this server",
   web_search_options: "web search is not available on this server",
   functions: "functions is OpenAI's deprecated form: send tools",
   function_call: "function_call is OpenAI's deprecated form: send tool_choice",
-  reasoning_effort: "reasoning_effort needs a reasoning model; this server's model does not reason in a separate channel",
   verbosity: "verbosity is not available on this server",
 };
-
-/**
- * Nothing silently ignored: a field this server cannot honour, or one OpenAI does not define,
- * is named in a 400 before the body is read further (OpenAI answers unknown ones alike).
- */
-export function unhonouredField(body: Record<string, unknown>): { field: string; message: string } | undefined {
-  for (const field of Object.keys(body)) {
-    if (field in NOT_HONOURED && body[field] !== null && body[field] !== undefined) return { field, message: `${field}: ${NOT_HONOURED[field]}` };
-    if (!(field in NOT_HONOURED) && !(field in ChatCompletionRequestSchema.shape)) return { field, message: `Unrecognized request argument supplied: ${field}` };
-  }
-  return undefined;
-}

@@ -97,7 +97,8 @@ const InputSchema = z.unknown().transform((input, ctx) => {
 export const ResponsesFunctionToolSchema = z.object({
   type: z.literal("function"),
   name: functionName,
-  description: z.string().max(4000).nullish(),
+  // Any length the body limit allows: coding agents describe their tools at length.
+  description: z.string().nullish(),
   parameters: z.record(z.string(), z.unknown()).nullish(),
   strict: z.boolean().nullish(),
 });
@@ -188,29 +189,14 @@ export const ResponsesRequestSchema = z
     prompt_cache_retention: z.string().nullish(),
     safety_identifier: z.string().nullish(),
     truncation: z.literal("disabled", { error: 'truncation: only "disabled" (the default): this server does not drop input to fit' }).nullish(),
-    reasoning: z
-      .record(z.string(), z.unknown())
-      .refine((r) => Object.values(r).every((v) => v === null || v === undefined), "reasoning needs a reasoning model; this server's model does not reason in a separate channel")
-      .nullish(),
     top_logprobs: z.literal(0, { error: "top_logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),
   })
   .refine((r) => !(r.previous_response_id && r.conversation), { message: "send previous_response_id or conversation, not both", path: ["conversation"] });
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
 
-/** Fields OpenAI defines that this server cannot honour, and why: a 400 names them. */
-const NOT_HONOURED: Record<string, string> = {
+/** Fields OpenAI defines that this server cannot honour, and why: a 400 names them (http/request-fields.ts). */
+export const RESPONSES_NOT_HONOURED: Record<string, string> = {
   background: "background responses are not available on this server; Psyche keeps every response running when the client leaves, and GET /v1/responses/{id} reads it",
   max_tool_calls: "max_tool_calls is not available on this server: the client runs its own tools and decides when to stop",
   prompt: "prompt templates are not available on this server: send instructions and input",
 };
-
-/** As the chat API's (http/schemas/chat.ts): a field not honoured, or not OpenAI's, is named in a 400. */
-export function unhonouredResponsesField(body: Record<string, unknown>): { field: string; message: string } | undefined {
-  for (const field of Object.keys(body)) {
-    const value = body[field];
-    if (field in NOT_HONOURED) {
-      if (value !== null && value !== undefined && value !== false) return { field, message: `${field}: ${NOT_HONOURED[field]}` };
-    } else if (!(field in ResponsesRequestSchema.shape)) return { field, message: `Unrecognized request argument supplied: ${field}` };
-  }
-  return undefined;
-}

@@ -1,0 +1,45 @@
+// A turn as Anthropic's Message object: its text and its tool calls as content blocks, the
+// finish reason as a stop reason, and the usage.
+import type { Turn } from "../../db/sql/turns.js";
+import type { ToolCall } from "../../tools/types.js";
+
+export type StopReason = "end_turn" | "max_tokens" | "tool_use" | "stop_sequence";
+
+/** msg_ and the turn id's 32 hex digits, as Anthropic's ids look. */
+export const messageId = (turnId: string) => `msg_${turnId.replace(/-/g, "")}`;
+
+export function stopReason(finish: Turn["finish_reason"]): StopReason {
+  if (finish === "length") return "max_tokens";
+  if (finish === "tool_calls") return "tool_use";
+  return "end_turn";
+}
+
+export function toolUseBlock(call: ToolCall) {
+  let input: unknown = {};
+  try {
+    input = JSON.parse(call.arguments);
+  } catch {
+    // Checked at generation (tools/arguments.ts): a call whose arguments do not parse is sent empty.
+  }
+  return { type: "tool_use" as const, id: call.id, name: call.name, input };
+}
+
+/** The content blocks: the text (even empty, when there is nothing else), then each tool call. */
+export function contentBlocks(turn: Pick<Turn, "content" | "finish_reason" | "tool_calls">) {
+  const calls = turn.finish_reason === "tool_calls" ? (turn.tool_calls ?? []) : [];
+  const text = turn.content ?? "";
+  return [...(text || calls.length === 0 ? [{ type: "text" as const, text }] : []), ...calls.map(toolUseBlock)];
+}
+
+export function messageObject(turn: Turn, model: string) {
+  return {
+    id: messageId(turn.id),
+    type: "message" as const,
+    role: "assistant" as const,
+    model,
+    content: contentBlocks(turn),
+    stop_reason: stopReason(turn.finish_reason),
+    stop_sequence: null,
+    usage: { input_tokens: turn.prompt_tokens ?? 0, output_tokens: turn.completion_tokens ?? 0 },
+  };
+}
