@@ -34,6 +34,12 @@ if [ ! -f "$sharedir/extension/vector.control" ]; then
     say "pgvector is not installed and its source is not at $tarball (set PGVECTOR_TARBALL)"
     exit 1
   fi
+  # A machine can have the server (whose package ships pg_config) without its headers.
+  if [ ! -f "$("$pgbin/pg_config" --includedir-server)/postgres.h" ] || ! command -v make >/dev/null || ! command -v gcc >/dev/null; then
+    say "installing Debian's postgresql-server-dev-15, make and gcc to build pgvector"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq postgresql-server-dev-15 make gcc >/dev/null
+  fi
   say "building pgvector from $tarball"
   build=$(mktemp -d)
   tar -xzf "$tarball" -C "$build" --strip-components=1
