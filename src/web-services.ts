@@ -46,7 +46,7 @@ export interface WebServices {
   /** Set by the HTTP app (http/metrics.ts): request fields ignored, by API (http/request-fields.ts). */
   ignoredFields?: ((api: string, fields: readonly string[]) => void) | undefined;
   /** The model's tokenizer, where this process has the model (psyche serve): POST /v1/messages/count_tokens. */
-  countTokens?: ((text: string) => number) | undefined;
+  countTokens?: ((text: string) => Promise<number | undefined>) | undefined;
   /** Refuse unknown fields, a max_tokens above the ceiling and other models' names (--strict-params). */
   strictParams: boolean;
 }

@@ -53,11 +53,17 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
     const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
     const mem = await startMemoryServices({ config, log, stack }, db);
     const shared = { config, log, stack };
-    // The model's vocabulary alone, for POST /v1/messages/count_tokens: no weights in a web process.
-    const countTokens = await loadTokenizer(config.model, config.dataDir, log).catch((err: unknown) => {
-      log.warn({ err }, "the model's tokenizer could not be loaded: count_tokens answers 503");
-      return undefined;
-    });
+    // The model's vocabulary alone, for POST /v1/messages/count_tokens: no weights in a web
+    // process, and loaded at the first count, so that nothing at start waits on it.
+    let tokenizer: Promise<((text: string) => number) | undefined> | undefined;
+    const countTokens = async (text: string) => {
+      tokenizer ??= loadTokenizer(config.model, config.dataDir, log).catch((err: unknown) => {
+        log.warn({ err }, "the model's tokenizer could not be loaded: count_tokens answers 503");
+        return undefined;
+      });
+      const count = await tokenizer;
+      return count ? count(text) : undefined;
+    };
     const server = await startWebRole(shared, { ...webServices(shared, db, mem), countTokens });
     return { server, stop };
   } catch (err) {

@@ -67,13 +67,13 @@ export function messageRoutes(deps: WebServices): Hono {
     const ignored = fieldsToIgnore(body, { known: { ...MessagesRequestSchema.shape, ...CountTokensRequestSchema.shape }, notHonoured: MESSAGES_NOT_HONOURED }, deps.strictParams);
     const parsed = CountTokensRequestSchema.safeParse(withoutFields(body, ignored));
     if (!parsed.success) throw fromZodError(parsed.error);
-    const count = deps.countTokens;
-    if (!count) throw new ApiError(503, "server_error", "count_tokens needs the model's tokenizer, which this process has not loaded: ask psyche serve, or the process that runs psyche inference");
     const { tools } = turnTools(parsed.data);
     // The model's own tokenizer over what the prompt holds: the system prompt, every message, the tools.
     const texts = [...turnMessages(parsed.data.system, parsed.data.messages).map((m) => `${m.content}${m.toolCalls?.length ? JSON.stringify(m.toolCalls) : ""}`), ...(tools ?? []).map((t) => JSON.stringify(t))];
+    const counted = deps.countTokens ? await deps.countTokens(texts.join("\n")) : undefined;
+    if (counted === undefined) throw new ApiError(503, "server_error", "count_tokens needs the model's tokenizer, which this process could not load: the model file is not on this machine");
     reportIgnored(c, deps, "messages.count_tokens", ignored);
-    return c.json({ input_tokens: texts.reduce((n, t) => n + count(t), 0) });
+    return c.json({ input_tokens: counted });
   });
 
   return app;
