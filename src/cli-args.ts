@@ -26,8 +26,9 @@ Commands:
   web         the HTTP API only
   inference   the inference worker only (loads the model)
   mcp         MCP over stdio, bridged to a running server's /mcp (--server-url)
-  model tiny|bench --out <file>
-              write a random-weight GGUF model (tiny: for tests; bench: ~0.5B-shaped)
+  model tiny|tiny-agent|bench --out <file>
+              write a random-weight GGUF model (tiny: for tests; tiny-agent: GPT-4's
+              tokenizer and a 32k context, for coding agents; bench: ~0.5B-shaped)
   model pull <hf: URI or URL>
               download a model into the data directory ahead of start-up (a progress bar, no time limit)
   hook <event> [--format claude|typed]

@@ -5,7 +5,7 @@ import { loadConfig, type Config } from "./config.js";
 import { UserError } from "./errors.js";
 import { parseCli, UsageError, USAGE, type ParsedArgs } from "./cli-args.js";
 import { downloadModel, downloadSource, localModelCopy } from "./inference/load-model.js";
-import { BENCH_SHAPE, TINY_SHAPE, writeRandomModel } from "./inference/random-model.js";
+import { BENCH_SHAPE, TINY_AGENT_SHAPE, TINY_SHAPE, writeRandomModel } from "./inference/random-model.js";
 import { DEFAULT_EMBEDDING_MODEL } from "./memory/create-embedder.js";
 import { createLogger, type Logger } from "./log.js";
 import { serve } from "./processes/serve.js";
@@ -124,13 +124,14 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
         say(`downloaded: ${await downloadModel(uri, config.dataDir, { endpoint: config.hfEndpoint, interactive: process.stderr.isTTY === true })}`);
         return;
       }
-      if (kind !== "tiny" && kind !== "bench") {
-        throw new UsageError("psyche model needs a kind: tiny or bench (e.g. psyche model tiny --out tiny.gguf), or pull <hf: URI>");
+      const shapes = { tiny: TINY_SHAPE, "tiny-agent": TINY_AGENT_SHAPE, bench: BENCH_SHAPE } as const;
+      if (kind !== "tiny" && kind !== "tiny-agent" && kind !== "bench") {
+        throw new UsageError("psyche model needs a kind: tiny, tiny-agent or bench (e.g. psyche model tiny --out tiny.gguf), or pull <hf: URI>");
       }
       if (!args.out) throw new UsageError(`psyche model ${kind} needs --out <file>`);
       const out = resolve(args.out);
       const started = Date.now();
-      writeRandomModel(out, kind === "tiny" ? TINY_SHAPE : BENCH_SHAPE);
+      writeRandomModel(out, shapes[kind]);
       say(`wrote ${out} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       return;
     }

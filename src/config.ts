@@ -33,8 +33,11 @@ export const ConfigSchema = z.object({
   modelId: z.string().min(1).default("psyche"),
   /** CPU threads for inference; default: the number of cores. */
   threads: positiveInt.default(availableParallelism()),
-  /** Tokens of context per sequence. */
-  contextSize: positiveInt.default(4096),
+  /**
+   * Tokens of context per sequence. Unset: the model's trained length, as much of it as the
+   * machine's memory holds (node-llama-cpp measures), so that a coding agent's long prompt fits.
+   */
+  contextSize: positiveInt.optional(),
   /** Tokens the model reads per batch (unset: node-llama-cpp's default). */
   batchSize: positiveInt.max(8192).optional(),
   /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
@@ -59,7 +62,12 @@ export const ConfigSchema = z.object({
   /** Largest request body accepted, in bytes. */
   bodyLimit: positiveInt.default(1_000_000),
   /** Default and ceiling for max_tokens (a request above it is clamped to it). */
-  maxTokens: positiveInt.default(1024),
+  /**
+   * Default and ceiling of a reply's tokens. High by default: a reply also stops at what the
+   * context leaves (conversation/context-fit.ts), and an agent's tool call that writes a file
+   * is long; a ceiling of a thousand cut such calls off.
+   */
+  maxTokens: positiveInt.default(32768),
   /**
    * Refuse, with a 400 or 404, what is otherwise served: request fields this server does not
    * know (otherwise ignored and named), a max_tokens above --max-tokens (otherwise clamped),

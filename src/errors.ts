@@ -47,6 +47,29 @@ export class UserError extends Error {
   }
 }
 
+/**
+ * A prompt longer than the model's context: refused where the request arrives
+ * (conversation/context-fit.ts), and by the engine, before it reads a token.
+ */
+export class ContextOverflow extends UserError {
+  override name = "ContextOverflow";
+
+  constructor(
+    readonly promptTokens: number,
+    readonly contextSize: number,
+  ) {
+    super(
+      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      { param: "messages", code: "context_length_exceeded" },
+    );
+  }
+
+  /** Anthropic's wording, which Claude Code reads to compact its history. */
+  get anthropicMessage(): string {
+    return `prompt is too long: ${this.promptTokens} tokens > ${this.contextSize} maximum`;
+  }
+}
+
 /** A 400 that names the field at fault. */
 export const invalidRequest = (message: string, param?: string, code?: string) => new UserError(message, { param: param ?? null, code: code ?? null });
 

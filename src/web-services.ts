@@ -47,6 +47,10 @@ export interface WebServices {
   ignoredFields?: ((api: string, fields: readonly string[]) => void) | undefined;
   /** The model's tokenizer, where this process has the model (psyche serve): POST /v1/messages/count_tokens. */
   countTokens?: ((text: string) => Promise<number | undefined>) | undefined;
+  /** Tokens of context per conversation of the model that answers: prompts that do not fit are refused (conversation/context-fit.ts). */
+  contextSize?: (() => Promise<number | undefined>) | undefined;
+  /** The worker's system prompt, counted with every prompt. */
+  persona?: string | undefined;
   /** Refuse unknown fields, a max_tokens above the ceiling and other models' names (--strict-params). */
   strictParams: boolean;
 }

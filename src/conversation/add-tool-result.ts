@@ -63,7 +63,7 @@ export async function addToolResult(deps: TurnDeps, input: ToolResultInput): Pro
     // The continuation is generated like the turn that made the calls, its tools offered again
     // (the model chooses now: a forced choice would force another call).
     const made = assistantId === null ? undefined : await turnOfMessage(client, assistantId);
-    await queueTurnIn(client, deps.boss, opened, {
+    await queueTurnIn(client, deps, opened, {
       conversationId: input.conversationId,
       turnId,
       messages: [message],

@@ -16,6 +16,7 @@ import type { ServerTools } from "../memory/memory-tools.js";
 import type { GenerateResult, InferenceEngine, PromptMessage } from "../inference/engine.js";
 import type { GeneratedToolCall } from "../tools/types.js";
 import { formatInstruction } from "../tools/response-format.js";
+import { ContextOverflow } from "../errors.js";
 import { EventWriter } from "./event-writer.js";
 
 export interface RunTurnDeps {
@@ -148,10 +149,20 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
     try {
       const recalled = await recallFor(deps, turn.prompt_messages, controller.signal, log);
       // Beside the memories, so the transcript before them stays the cached prefix.
-      const context = turn.response_format ? [recalled, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : recalled;
-      result = await generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, context, turn.instructions), sofar, controller.signal, (text, tokens) =>
-        writer.push(text, tokens),
-      );
+      const withContext = (memories: string) => (turn.response_format ? [memories, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : memories);
+      let spoke = false;
+      const generate = (memories: string) =>
+        generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions), sofar, controller.signal, (text, tokens) => {
+          spoke = true;
+          writer.push(text, tokens);
+        });
+      // The request was checked against the context where it arrived (conversation/context-fit.ts);
+      // the memories recalled here come on top of it, and give way when they do not fit.
+      result = await generate(recalled).catch((err: unknown) => {
+        if (!(err instanceof ContextOverflow) || !recalled || spoke) throw err;
+        log.info({ promptTokens: err.promptTokens, contextSize: err.contextSize }, "the recalled memories do not fit the context beside the prompt; answering without them");
+        return generate("");
+      });
     } catch (err) {
       // Stopped before the first token (during recall, or while the model read its prompt): a
       // cancel like any other, with nothing said, not a failure.

@@ -56,7 +56,7 @@ export async function startResponse(deps: TurnDeps, input: StartResponseInput): 
       }
       after = last;
     }
-    await queueTurnIn(client, deps.boss, opened, { ...turn, conversationId, messages, ...(after === undefined ? {} : { continueAfter: after }) });
+    await queueTurnIn(client, deps, opened, { ...turn, conversationId, messages, ...(after === undefined ? {} : { continueAfter: after }) });
     await insertResponse(client, { turnId: turn.turnId, previousTurnId, store, metadata, input: items });
   });
   deps.bus.notify(Channel.jobs, turn.turnId);

@@ -9,6 +9,7 @@ import { Channel, type SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, inTransactionDb, Priority } from "../jobs/queue.js";
 import { continueAfter, decideNewMessages } from "./new-messages.js";
 import { checkToolTranscript } from "./tool-transcript.js";
+import { type ContextLimits, fitReply } from "./context-fit.js";
 
 export interface StartTurnInput extends Omit<NewTurn, "conversationId"> {
   /** An explicit conversation id continues (or names) a stored conversation. */
@@ -25,7 +26,7 @@ export interface StartedTurn {
   conversationId: string;
 }
 
-export interface TurnDeps {
+export interface TurnDeps extends ContextLimits {
   pool: Pool;
   boss: PgBoss;
   bus: SignalBus;
@@ -41,7 +42,7 @@ export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<
   await inTransaction(deps.pool, async (client) => {
     // Without an id the request is a conversation of its own: nothing to read.
     const opened = input.conversationId ? await openConversation(client, conversationId) : { messages: [], maxPosition: 0 };
-    await queueTurnIn(client, deps.boss, opened, { ...input, conversationId, turnId });
+    await queueTurnIn(client, deps, opened, { ...input, conversationId, turnId });
   });
   deps.bus.notify(Channel.jobs, turnId);
   return { turnId, conversationId };
@@ -50,11 +51,12 @@ export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<
 /**
  * Inside the caller's transaction, after it opened the conversation (which locks it until
  * commit): stores the request's new messages and a queued turn, and enqueues its job. Throws
- * a TranscriptError, having written nothing, when a tool message answers no call.
+ * a TranscriptError, having written nothing, when a tool message answers no call, and a
+ * ContextOverflow when the whole transcript does not fit the model's context.
  */
 export async function queueTurnIn(
   client: PoolClient,
-  boss: PgBoss,
+  deps: Pick<TurnDeps, "boss"> & ContextLimits,
   opened: OpenedConversation,
   input: StartTurnInput & { conversationId: string; turnId: string },
 ): Promise<void> {
@@ -63,16 +65,20 @@ export async function queueTurnIn(
   const fresh = input.messages.slice(decision.from);
   const kept = opened.messages.slice(0, decision.supersedeFrom ?? opened.messages.length);
   checkToolTranscript([...kept.map((m) => ({ role: m.role, toolCalls: m.tool_calls, toolCallId: m.tool_call_id })), ...fresh]);
+  // The whole transcript the model will read, stored and new: the reply gets what it leaves.
+  const transcript = [...kept.map((m) => ({ content: m.content, toolCalls: m.tool_calls })), ...fresh];
+  const maxTokens = await fitReply(deps, transcript, input.tools, input.maxTokens);
   const firstPosition = opened.maxPosition + 1;
   await insertTurnWithMessages(client, {
     ...input,
+    maxTokens,
     jobId,
     supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
     firstPosition,
     messages: fresh,
     promptEndPosition: fresh.length ? firstPosition + fresh.length - 1 : (kept.at(-1)?.position ?? 0),
   });
-  const sent = await boss.send(
+  const sent = await deps.boss.send(
     INFERENCE_QUEUE,
     { kind: "chat", turnId: input.turnId },
     { id: jobId, priority: Priority.chat, db: inTransactionDb(client) },

@@ -4,7 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { WebServices } from "../web-services.js";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { UserError } from "../errors.js";
+import { ContextOverflow, UserError } from "../errors.js";
 import { ApiError } from "./errors.js";
 import { presence } from "./presence.js";
 import { PsycheMetrics } from "./metrics.js";
@@ -33,7 +33,10 @@ export function createApp(services: WebServices): Hono {
 
   // OpenAI's error shape, or Anthropic's on the Messages API's paths (http/messages/errors.ts).
   const answer = (c: Context, err: UserError) =>
-    c.json(isAnthropicPath(c.req.path) ? anthropicError(err.status, err.message) : err.toJSON(), err.status as ContentfulStatusCode);
+    c.json(
+      isAnthropicPath(c.req.path) ? anthropicError(err.status, err instanceof ContextOverflow ? err.anthropicMessage : err.message) : err.toJSON(),
+      err.status as ContentfulStatusCode,
+    );
   app.onError((err, c) => {
     if (err instanceof UserError) {
       if (err.status >= 500) deps.log.error({ err, path: c.req.path }, "request failed");

@@ -18,13 +18,14 @@ export async function createLlamaEngine(
   });
   const llama = await loadLlama(config.gpu, log);
   const model = await loadModelFile(llama, path);
-  log.info({ model: path, threads: config.threads, contextSize: config.contextSize }, "model loaded");
-  return LlamaEngine.create({
+  const engine = await LlamaEngine.create({
     llama,
     model,
-    modelName: config.model === "tiny" ? "tiny" : basename(path),
+    modelName: config.model === "tiny" || config.model === "tiny-agent" ? config.model : basename(path),
     threads: config.threads,
     contextSize: config.contextSize,
     batchSize: config.batchSize,
   });
+  log.info({ model: path, threads: config.threads, contextSize: engine.contextSize, trainedContextSize: model.trainContextSize }, "model loaded");
+  return engine;
 }

@@ -58,6 +58,8 @@ export interface GenerateResult {
 export interface InferenceEngine {
   /** A name for the loaded model (its file name or URI). */
   readonly modelName: string;
+  /** Tokens of context per conversation, where known. */
+  readonly contextSize?: number | undefined;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   /** Tokens `text` takes in this model's vocabulary (for prompt budgets). */
   countTokens(text: string): number;

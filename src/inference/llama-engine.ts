@@ -19,6 +19,7 @@ import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage } 
 import { argumentProblems } from "../tools/arguments.js";
 import { toGrammarSchema } from "../tools/grammar-schema.js";
 import { boundGrammarNumbers } from "./bounded-numbers.js";
+import { ContextOverflow } from "../errors.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
 
@@ -28,8 +29,8 @@ export interface LlamaEngineOptions {
   modelName: string;
   /** CPU threads. */
   threads: number;
-  /** Tokens per sequence. */
-  contextSize: number;
+  /** Tokens per sequence; unset: the model's trained length, bounded by the memory the machine has. */
+  contextSize?: number | undefined;
   /** Tokens evaluated per batch (node-llama-cpp's default when unset). */
   batchSize?: number | undefined;
 }
@@ -102,7 +103,7 @@ export class LlamaEngine implements InferenceEngine {
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
     await boundGrammarNumbers();
     const context = await options.model.createContext({
-      contextSize: options.contextSize,
+      contextSize: options.contextSize ?? { max: options.model.trainContextSize },
       // Exactly two: a chat's and a dream's, so a dream never evicts the conversation's cache.
       sequences: 2,
       threads: options.threads,
@@ -111,6 +112,11 @@ export class LlamaEngine implements InferenceEngine {
       ...(options.batchSize ? { batchSize: options.batchSize } : {}),
     });
     return new LlamaEngine(options, context);
+  }
+
+  /** Tokens of context one sequence (one conversation) has. */
+  get contextSize(): number {
+    return this.context.contextSize;
   }
 
   get tokenizer() {
@@ -165,6 +171,10 @@ export class LlamaEngine implements InferenceEngine {
     const history = toChatHistory(request.messages, request.partialResponse);
     const { functions, forced } = offeredFunctions(request);
     const promptTokens = this.countPromptTokens(history);
+    // Refused before the model reads it: past the context, node-llama-cpp would shift the
+    // history mid-reply or fail. The reply gets what the context leaves.
+    if (promptTokens >= this.contextSize) throw new ContextOverflow(promptTokens, this.contextSize);
+    const maxTokens = Math.min(request.maxTokens, this.contextSize - promptTokens);
     let completionTokens = 0;
     let unreported = 0;
     let text = "";
@@ -182,7 +192,7 @@ export class LlamaEngine implements InferenceEngine {
     try {
       const common = {
         ...this.sampling(request),
-        maxTokens: request.maxTokens,
+        maxTokens,
         temperature: request.temperature ?? 1,
         topP: request.topP ?? undefined,
         seed: request.seed ?? undefined,
@@ -238,7 +248,7 @@ export class LlamaEngine implements InferenceEngine {
       // Stopped by max_tokens, the model made exactly that many tokens; node-llama-cpp drops
       // (and never reports) a last token it was holding back as the possible start of a stop
       // sequence, so its count can fall one short.
-      if (reason === "maxTokens" && toolCalls.length === 0) completionTokens = Math.max(completionTokens, request.maxTokens);
+      if (reason === "maxTokens" && toolCalls.length === 0) completionTokens = Math.max(completionTokens, maxTokens);
       const finishReason = toolCalls.length
         ? "tool_calls"
         : reason === "maxTokens"

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { getLlama, type Llama, LlamaLogLevel, type LlamaModel, resolveModelFile } from "node-llama-cpp";
 import type { Logger } from "../log.js";
-import { TINY_SHAPE, writeRandomModel } from "./random-model.js";
+import { TINY_AGENT_SHAPE, TINY_SHAPE, writeRandomModel } from "./random-model.js";
 import { UserError } from "../errors.js";
 
 export class ModelError extends UserError {
@@ -13,12 +13,17 @@ export class ModelError extends UserError {
 
 export const TINY_MODEL_FILE = "psyche-tiny.gguf";
 
-/** Where `tiny` lives: generated on first use, deterministic, under 1 MB. */
-export function ensureTinyModel(dataDir: string): string {
+/** The generated models `--model` names: `tiny` (under 1 MB) and `tiny-agent` (a real tokenizer, a 32k context). */
+const GENERATED = { tiny: { file: TINY_MODEL_FILE, shape: TINY_SHAPE }, "tiny-agent": { file: "psyche-tiny-agent.gguf", shape: TINY_AGENT_SHAPE } } as const;
+/** `tiny` or `tiny-agent`: made here, never downloaded. */
+export const isGenerated = (spec: string): spec is keyof typeof GENERATED => Object.hasOwn(GENERATED, spec);
+
+/** Where a generated model lives: made on first use, deterministic, written whole or not at all. */
+export function ensureTinyModel(dataDir: string, kind: keyof typeof GENERATED = "tiny"): string {
   const dir = join(dataDir, "models");
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, TINY_MODEL_FILE);
-  if (!existsSync(path)) writeRandomModel(path, TINY_SHAPE);
+  const path = join(dir, GENERATED[kind].file);
+  if (!existsSync(path)) writeRandomModel(path, GENERATED[kind].shape);
   return path;
 }
 
@@ -58,7 +63,7 @@ export async function localModelCopy(spec: string, dataDir: string, endpoint?: s
  * into the data directory, else downloaded now, saying what and from where, within `limit`.
  */
 export async function resolveModelPath(spec: string, dataDir: string, opts: DownloadOptions = {}): Promise<string> {
-  if (spec === "tiny") return ensureTinyModel(dataDir);
+  if (isGenerated(spec)) return ensureTinyModel(dataDir, spec);
   if (isRemote(spec)) {
     const local = await localModelCopy(spec, dataDir, opts.endpoint);
     if (local) return local;
@@ -66,7 +71,7 @@ export async function resolveModelPath(spec: string, dataDir: string, opts: Down
   }
   const path = resolve(spec);
   if (!existsSync(path)) {
-    throw new ModelError(`model file not found: ${path}. Pass --model with a .gguf file, an hf: URI, or tiny`);
+    throw new ModelError(`model file not found: ${path}. Pass --model with a .gguf file, an hf: URI, or tiny (tiny-agent)`);
   }
   return path;
 }
@@ -143,7 +148,7 @@ export async function loadModelFile(llama: Llama, path: string): Promise<LlamaMo
  * remote model not yet downloaded gives undefined, never a download.
  */
 export async function loadTokenizer(spec: string, dataDir: string, log: Logger): Promise<((text: string) => number) | undefined> {
-  const path = spec === "tiny" ? ensureTinyModel(dataDir) : isRemote(spec) ? await localModelCopy(spec, dataDir) : existsSync(resolve(spec)) ? resolve(spec) : undefined;
+  const path = isGenerated(spec) ? ensureTinyModel(dataDir, spec) : isRemote(spec) ? await localModelCopy(spec, dataDir) : existsSync(resolve(spec)) ? resolve(spec) : undefined;
   if (!path) return undefined;
   const llama = await loadLlama("false", log);
   const model = await llama.loadModel({ modelPath: path, vocabOnly: true });

@@ -7,6 +7,7 @@
 import { encodeRows } from "./gguf/encode.js";
 import { GgmlType, type MetadataValue, type TensorSpec, writeGguf } from "./gguf/writer.js";
 import { buildVocab, type Vocab } from "./vocab.js";
+import { type BpeVocab, buildCl100kVocab } from "./bpe-vocab.js";
 
 export interface RandomModelShape {
   name: string;
@@ -21,6 +22,8 @@ export interface RandomModelShape {
   matrixType: GgmlType;
   /** Weight of the end-of-turn token's logit on the constant dimension: higher stops sooner. */
   endOfTurnBias: number;
+  /** "cl100k": GPT-4's byte-level BPE vocabulary (inference/bpe-vocab.ts) instead of a generated one; vocabSize is then ignored. */
+  tokenizer?: "cl100k";
 }
 
 /** Under 1 MB, decodes at ~1-2k tokens/s on 2 cores: for tests. */
@@ -35,6 +38,20 @@ export const TINY_SHAPE: RandomModelShape = {
   contextLength: 4096,
   matrixType: GgmlType.F32,
   endOfTurnBias: -2,
+};
+
+/**
+ * The tiny model with what a coding agent's prompt needs: a real tokenizer (GPT-4's, so a
+ * 20,000-token prompt is 20,000 tokens here too) and a real model's 32k context. About 14 MB.
+ */
+export const TINY_AGENT_SHAPE: RandomModelShape = {
+  ...TINY_SHAPE,
+  name: "psyche-tiny-agent",
+  contextLength: 32768,
+  matrixType: GgmlType.Q8_0,
+  tokenizer: "cl100k",
+  // Some 60,000 tokens compete with the end of turn (not 300): it needs this much to end a reply in tens of tokens.
+  endOfTurnBias: 8,
 };
 
 /** Shaped like a ~0.5B-parameter chat model (Qwen2-0.5B's dimensions), Q8_0: for benchmarks. */
@@ -135,6 +152,26 @@ export function randomModelTensors(shape: RandomModelShape, vocab: Vocab, seed: 
   return tensors;
 }
 
+/** GGUF's tokenizer keys: SentencePiece-style for a generated vocabulary, byte-level BPE for cl100k. */
+function tokenizerMetadata(vocab: Vocab | BpeVocab): Record<string, MetadataValue> {
+  if ("merges" in vocab) {
+    return {
+      "tokenizer.ggml.model": { type: "string", value: "gpt2" },
+      "tokenizer.ggml.pre": { type: "string", value: vocab.pre },
+      "tokenizer.ggml.tokens": { type: "string[]", value: vocab.tokens },
+      "tokenizer.ggml.token_type": { type: "i32[]", value: vocab.types },
+      "tokenizer.ggml.merges": { type: "string[]", value: vocab.merges },
+    };
+  }
+  return {
+    "tokenizer.ggml.model": { type: "string", value: "llama" },
+    "tokenizer.ggml.tokens": { type: "string[]", value: vocab.tokens },
+    "tokenizer.ggml.scores": { type: "f32[]", value: vocab.scores },
+    "tokenizer.ggml.token_type": { type: "i32[]", value: vocab.types },
+    "tokenizer.ggml.unknown_token_id": { type: "u32", value: vocab.unkId },
+  };
+}
+
 export function randomModelMetadata(shape: RandomModelShape, vocab: Vocab): Record<string, MetadataValue> {
   const headDim = shape.embedding / shape.heads;
   return {
@@ -152,14 +189,10 @@ export function randomModelMetadata(shape: RandomModelShape, vocab: Vocab): Reco
     "llama.attention.layer_norm_rms_epsilon": { type: "f32", value: 1e-5 },
     "llama.rope.freq_base": { type: "f32", value: 10000 },
     "llama.vocab_size": { type: "u32", value: vocab.tokens.length },
-    "tokenizer.ggml.model": { type: "string", value: "llama" },
-    "tokenizer.ggml.tokens": { type: "string[]", value: vocab.tokens },
-    "tokenizer.ggml.scores": { type: "f32[]", value: vocab.scores },
-    "tokenizer.ggml.token_type": { type: "i32[]", value: vocab.types },
+    ...tokenizerMetadata(vocab),
     "tokenizer.ggml.bos_token_id": { type: "u32", value: vocab.bosId },
     "tokenizer.ggml.eos_token_id": { type: "u32", value: vocab.eosId },
     "tokenizer.ggml.eot_token_id": { type: "u32", value: vocab.eosId },
-    "tokenizer.ggml.unknown_token_id": { type: "u32", value: vocab.unkId },
     "tokenizer.ggml.padding_token_id": { type: "u32", value: vocab.unkId },
     "tokenizer.ggml.add_bos_token": { type: "bool", value: false },
     "tokenizer.ggml.add_eos_token": { type: "bool", value: false },
@@ -169,6 +202,6 @@ export function randomModelMetadata(shape: RandomModelShape, vocab: Vocab): Reco
 
 /** Writes a deterministic random llama-architecture GGUF model to `path`. */
 export function writeRandomModel(path: string, shape: RandomModelShape, seed = 42): void {
-  const vocab = buildVocab(shape.vocabSize);
+  const vocab = shape.tokenizer === "cl100k" ? buildCl100kVocab() : buildVocab(shape.vocabSize);
   writeGguf(path, randomModelMetadata(shape, vocab), randomModelTensors(shape, vocab, seed));
 }

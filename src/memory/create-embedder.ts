@@ -1,7 +1,7 @@
 // Turns `--embedding-model` into a running Embedder (piscina threads).
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
-import { ModelError, resolveModelPath } from "../inference/load-model.js";
+import { isGenerated, ModelError, resolveModelPath } from "../inference/load-model.js";
 import type { EmbedSpec } from "./embed-task.js";
 import { type Embedder, ThreadEmbedder } from "./embedder.js";
 
@@ -14,8 +14,8 @@ export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Pro
   const choice = config.embeddingModel;
   if (choice === "builtin") return { kind: "lexical" };
   if (choice === "auto") {
-    // Trying Psyche offline with the tiny model: no download for embeddings either.
-    if (config.model === "tiny") return { kind: "lexical" };
+    // Trying Psyche offline with a generated model: no download for embeddings either.
+    if (isGenerated(config.model)) return { kind: "lexical" };
     // Start-up must not hang on a hub it cannot reach: a bounded try, then the built-in embedder.
     try {
       const limit = { kind: "total" as const, ms: (config.downloadTimeoutSeconds ?? 10) * 1000 };

@@ -1,5 +1,6 @@
 // Building blocks of every process: each role starts what it needs and registers how to stop it.
 import { recordPresenceTtl } from "../db/sql/activity.js";
+import { workersContextSize } from "../db/sql/workers.js";
 import { AgentSessions } from "../agents/sessions.js";
 import type { Config } from "../config.js";
 import { createPool, type Pool } from "../db/pool.js";
@@ -72,6 +73,9 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
     hooks: { checkInEvery: config.hookCheckInEvery, maxTokens: config.hookMaxTokens },
     presenceTtlSeconds: config.presenceTtlSeconds,
     strictParams: config.strictParams,
+    persona: config.persona,
+    // What the live workers recorded (a web process without the model); psyche serve asks its engine.
+    contextSize: () => workersContextSize(db.pool, (config.heartbeatMs * 5) / 1000),
   };
 }
 

@@ -38,7 +38,12 @@ export async function serve(config: Config, log: Logger, opts: { engine?: Infere
     const engine = opts.engine ?? (await createLlamaEngine(config, log));
     const mem = await startMemoryServices(s, db);
     const worker = await startInferenceRole(s, db, engine, mem);
-    const web = { ...webServices(s, db, mem), countTokens: async (text: string) => engine.countTokens(text) };
+    const size = engine.contextSize;
+    const web = {
+      ...webServices(s, db, mem),
+      countTokens: async (text: string) => engine.countTokens(text),
+      ...(size ? { contextSize: async () => size } : {}),
+    };
     const server = await startWebRole(s, web);
     return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, mem, web, stop };
   } catch (err) {

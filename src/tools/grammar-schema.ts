@@ -66,7 +66,13 @@ function convert(s: unknown, at: string, maxString: number, depth: number): Gbnf
     }
     case "object":
     case undefined: {
-      if (type === undefined && !isObject(s.properties)) throw new ToolSchemaError(`${at}: no type`);
+      // No type and nothing that implies one ({"description": ...}, as agents' tools have):
+      // any value, as JSON Schema says; the grammar offers a scalar, as for an empty schema.
+      if (type === undefined && !isObject(s.properties)) {
+        if ("$ref" in s) throw new ToolSchemaError(`${at}: no type ($ref is not followed)`);
+        if (s.items !== undefined) return convert({ ...s, type: "array" }, at, maxString, depth);
+        return { type: ["string", "number", "boolean", "null"], ...description };
+      }
       const props = isObject(s.properties) ? s.properties : {};
       const properties = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, convert(v, `${at}.properties.${k}`, maxString, depth + 1)]));
       const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string" && r in properties) : undefined;

@@ -37,8 +37,8 @@ export async function startCli(args: string[], env: Record<string, string>, read
   return { child, output: () => out, exited, match };
 }
 
-export async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function runCli(args: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], ...(cwd ? { cwd } : {}) });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));

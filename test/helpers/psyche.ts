@@ -12,7 +12,7 @@ import { serverDir } from "./testdir.js";
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
   return loadConfig(
-    { dataDir, port: 0, dbPort: 0, threads: 1, embeddingThreads: 1, contextSize: 4096, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, dreamDelaySeconds: 0, consolidation: false, ...overrides },
+    { dataDir, port: 0, dbPort: 0, threads: 1, embeddingThreads: 1, contextSize: 4096, maxTokens: 1024, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, dreamDelaySeconds: 0, consolidation: false, ...overrides },
     {},
   );
 }

@@ -3,7 +3,8 @@ import t from "tap";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { getLlama, LlamaChat, readGgufFileInfo, resolveChatWrapper } from "node-llama-cpp";
-import { TINY_SHAPE, writeRandomModel } from "../../src/inference/random-model.js";
+import { TINY_AGENT_SHAPE, TINY_SHAPE, writeRandomModel } from "../../src/inference/random-model.js";
+import { getEncoding } from "js-tiktoken";
 import { buildVocab } from "../../src/inference/vocab.js";
 import { toHalf } from "../../src/inference/gguf/encode.js";
 
@@ -53,4 +54,33 @@ t.test("the tiny model: deterministic file, loads, ChatML, same seed same text",
   t.match(first, /^[\x20-\x7e\n]*$/, "prefers printable ASCII");
   t.equal(await run(7), first, "same seed, same output");
   t.not(await run(8), first, "another seed, other output");
+});
+
+t.test("the tiny-agent model: GPT-4's tokens, token for token, a 32k context, printable replies", async (t) => {
+  const path = join(t.testdir(), "agent.gguf");
+  writeRandomModel(path, TINY_AGENT_SHAPE);
+  const llama = await getLlama({ gpu: false, build: "never" });
+  const model = await llama.loadModel({ modelPath: path });
+  t.teardown(() => model.dispose());
+  t.equal(model.trainContextSize, 32768, "a real model's trained context");
+  const cl100k = getEncoding("cl100k_base");
+  const samples = [
+    "Hello, world! How are you doing today?",
+    "export function add(a: number, b: number): number {\n  return a + b; // the sum\n}\n",
+    "Unicode: caf\u00e9, na\u00efve, \u201cquotes\u201d, \u65e5\u672c\u8a9e, emoji \u{1f389}, numbers 1234567.89",
+    "   leading spaces,\ttabs\n\n\nand they're all's fine   ",
+  ];
+  for (const text of samples) {
+    const ours = model.tokenize(text);
+    t.same([...ours], cl100k.encode(text), `the same ids as cl100k_base for ${JSON.stringify(text.slice(0, 30))}`);
+    t.equal(model.detokenize(ours), text, "and back to the same text");
+  }
+  // A long document (llama.cpp's detokenizer tidies " ..." into "...", so only the ids are compared).
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8").slice(0, 20000);
+  t.same([...model.tokenize(readme)], cl100k.encode(readme), "the README's first 20,000 characters: the same ids");
+  const ctx = await model.createContext({ contextSize: 2048, threads: 1 });
+  const chat = new LlamaChat({ contextSequence: ctx.getSequence(), chatWrapper: resolveChatWrapper(model)! });
+  const reply = (await chat.generateResponse([{ type: "user", text: "hi" }, { type: "model", response: [] }], { maxTokens: 40, seed: 3, temperature: 1 })).response;
+  t.ok(reply.length > 0, "generates text");
+  t.match(reply, /^[\x20-\x7e\n]*$/, "printable ASCII");
 });

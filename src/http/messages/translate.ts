@@ -27,8 +27,11 @@ export function systemText(system: CountTokensRequest["system"]): string | null 
  * The conversation an agent names: Claude Code puts its session id in metadata.user_id
  * ("user_<hash>_account_<uuid>_session_<uuid>"). Identity is never guessed from a transcript.
  */
-export function agentConversation(userId: string | null | undefined): string | undefined {
-  const session = userId ? /session_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/i.exec(userId) : null;
+export function agentConversation(userId: string | null | undefined, sessionHeader?: string | undefined): string | undefined {
+  const uuid = "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})";
+  // Claude Code 2 sends the session in a header, and in user_id as JSON ({"session_id": ...});
+  // earlier versions as user_..._session_<uuid>.
+  const session = (sessionHeader && new RegExp(`^${uuid}$`, "i").exec(sessionHeader)) || (userId ? new RegExp(`session(?:_|_id"\\s*:\\s*")${uuid}`, "i").exec(userId) : null);
   return session ? `claude-code-${session[1]!.toLowerCase()}` : undefined;
 }
 
@@ -42,6 +45,11 @@ export function turnMessages(system: CountTokensRequest["system"], messages: rea
   for (const [i, m] of messages.entries()) {
     if (typeof m.content === "string") {
       out.push({ role: m.role, content: m.content });
+      continue;
+    }
+    if (m.role === "system") {
+      if (m.content.some((b) => b.type !== "text")) throw invalidRequest(`messages[${i}]: a system message holds text blocks only`, `messages[${i}].content`, "invalid_value");
+      out.push({ role: "system", content: m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n") });
       continue;
     }
     if (m.role === "assistant") {

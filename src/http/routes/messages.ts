@@ -33,7 +33,7 @@ export function messageRoutes(deps: WebServices): Hono {
     const named = c.req.header("x-psyche-conversation");
     const id = named !== undefined ? ConversationIdSchema.safeParse(named) : undefined;
     if (id && !id.success) throw invalidRequest(`Invalid conversation id: ${id.error.issues[0]?.message}`, "X-Psyche-Conversation");
-    const conversationId = id?.data ?? agentConversation(req.metadata?.user_id);
+    const conversationId = id?.data ?? agentConversation(req.metadata?.user_id, c.req.header("x-claude-code-session-id"));
     const disableParallel = req.tool_choice && "disable_parallel_tool_use" in req.tool_choice ? req.tool_choice.disable_parallel_tool_use : undefined;
 
     const { follower, started } = await startFollowed(deps, (turnId) =>

@@ -58,20 +58,39 @@ const ListQuerySchema = z.object({
   after: z.string().max(128).optional(),
 });
 
+/**
+ * The function tools alone: tools of other types (OpenAI's hosted ones, Codex's namespaces of
+ * sub-agent tools) are ignored and named, as unknown fields are, unless --strict-params.
+ */
+function withoutOtherTools(body: Record<string, unknown>): { body: Record<string, unknown>; dropped: string[] } {
+  if (!Array.isArray(body.tools)) return { body, dropped: [] };
+  const typeOf = (t: unknown) => (typeof t === "object" && t !== null ? (t as { type?: unknown; name?: unknown }) : {});
+  const dropped = body.tools.filter((t) => typeOf(t).type !== "function").map((t) => `tools:${String(typeOf(t).type)}${typeof typeOf(t).name === "string" ? `:${String(typeOf(t).name)}` : ""}`);
+  return dropped.length ? { body: { ...body, tools: body.tools.filter((t) => typeOf(t).type === "function") }, dropped } : { body, dropped };
+}
+
+/** Codex's `session-id` header (a UUID) as a conversation id. */
+function codexConversation(header: string | undefined): string | undefined {
+  return header && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(header) ? `codex-${header.toLowerCase()}` : undefined;
+}
+
 export function responseRoutes(deps: WebServices): Hono {
   const app = new Hono();
 
   app.post("/v1/responses", async (c) => {
     const body = await readJsonObject(c);
     const ignored = fieldsToIgnore(body, { known: ResponsesRequestSchema.shape, notHonoured: RESPONSES_NOT_HONOURED }, deps.strictParams);
-    const parsed = ResponsesRequestSchema.safeParse(withoutFields(body, ignored));
+    const { body: functionsOnly, dropped } = deps.strictParams ? { body, dropped: [] } : withoutOtherTools(body);
+    const parsed = ResponsesRequestSchema.safeParse(withoutFields(functionsOnly, ignored));
     if (!parsed.success) throw fromZodError(parsed.error);
     const req = parsed.data;
     const { tools, toolChoice, responseFormat } = toolsAndFormat(req);
     if (req.model !== deps.modelId && deps.strictParams) throw modelNotFound(req.model, deps.modelId);
     const maxTokens = replyBudget(req.max_output_tokens, deps.maxTokens, "max_output_tokens", deps.strictParams);
     const items = storedInputItems(req.input);
-    const conversation = typeof req.conversation === "object" && req.conversation !== null ? req.conversation.id : (req.conversation ?? undefined);
+    const named = typeof req.conversation === "object" && req.conversation !== null ? req.conversation.id : (req.conversation ?? undefined);
+    // Codex names its session in a header: one session, one conversation (ARCHITECTURE §2: named, never guessed).
+    const conversation = named ?? (req.previous_response_id ? undefined : codexConversation(c.req.header("session-id")));
 
     const { follower, started } = await startFollowed(deps, (turnId) =>
       startResponse(deps, {
@@ -99,7 +118,7 @@ export function responseRoutes(deps: WebServices): Hono {
         stream: req.stream ?? false,
       }),
     );
-    reportIgnored(c, deps, "responses", ignored);
+    reportIgnored(c, deps, "responses", [...ignored, ...dropped]);
     c.header("X-Psyche-Conversation", started.conversationId);
     c.header("X-Psyche-Turn", started.turnId);
 

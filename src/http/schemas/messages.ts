@@ -28,7 +28,8 @@ const ContentBlockSchema = z.discriminatedUnion("type", [TextBlockSchema, ToolUs
 export type ContentBlock = z.infer<typeof ContentBlockSchema>;
 
 export const AnthropicMessageSchema = z.object({
-  role: z.enum(["user", "assistant"], { error: "role must be user or assistant (the system prompt goes in system)" }),
+  // "system" mid-conversation: Claude Code 2 sends its agent list that way, after the first user message.
+  role: z.enum(["user", "assistant", "system"], { error: "role must be user, assistant or system" }),
   content: z.union([z.string(), z.array(ContentBlockSchema)]),
 });
 export type AnthropicMessage = z.infer<typeof AnthropicMessageSchema>;

@@ -1,0 +1,50 @@
+// Whether a turn's prompt fits the model's context, decided where the request arrives, before
+// anything is stored: a prompt that does not fit is refused with the API's own error (OpenAI's
+// context_length_exceeded; Anthropic's "prompt is too long", on which Claude Code compacts its
+// history), never an engine failure mid-turn. The reply budget is clamped to what the context
+// leaves, so the engine never has to shift its context (inference/llama-engine.ts).
+import { ContextOverflow } from "../errors.js";
+
+/** What a process knows of the model's context; either may be unknown (then nothing is checked). */
+export interface ContextLimits {
+  /** Tokens `text` takes in the model's vocabulary. */
+  countTokens?: ((text: string) => Promise<number | undefined>) | undefined;
+  /** Tokens of context one conversation has (per sequence). */
+  contextSize?: (() => Promise<number | undefined>) | undefined;
+  /** The system prompt the worker puts before every transcript. */
+  persona?: string | undefined;
+}
+
+export interface PromptText {
+  content: string;
+  toolCalls?: readonly { name: string; arguments: string }[] | null | undefined;
+}
+
+/** The chat template's markup around each message (ChatML: `<|im_start|>role\n`, `<|im_end|>\n`). */
+const MARKUP_PER_MESSAGE = 5;
+
+/** Tokens the prompt takes: each message's text and calls, the tools' definitions, the template's markup. */
+export async function promptTokens(
+  count: (text: string) => Promise<number | undefined>,
+  messages: readonly PromptText[],
+  tools: readonly unknown[] | null | undefined,
+): Promise<number | undefined> {
+  const parts = messages.map((m) => (m.toolCalls?.length ? `${m.content}\n${m.toolCalls.map((c) => `${c.name}${c.arguments}`).join("\n")}` : m.content));
+  if (tools?.length) parts.push(JSON.stringify(tools));
+  const counted = await count(parts.join("\n"));
+  return counted === undefined ? undefined : counted + MARKUP_PER_MESSAGE * (messages.length + 1);
+}
+
+/**
+ * The reply budget this prompt leaves: `maxTokens`, or what is left of the context when that
+ * is less. A prompt that leaves no room for a reply is a ContextOverflow.
+ */
+export async function fitReply(limits: ContextLimits, messages: readonly PromptText[], tools: readonly unknown[] | null | undefined, maxTokens: number): Promise<number> {
+  if (!limits.countTokens || !limits.contextSize) return maxTokens;
+  const size = await limits.contextSize();
+  if (size === undefined) return maxTokens;
+  const used = await promptTokens(limits.countTokens, limits.persona ? [{ content: limits.persona }, ...messages] : messages, tools);
+  if (used === undefined) return maxTokens;
+  if (used >= size) throw new ContextOverflow(used, size);
+  return Math.max(1, Math.min(maxTokens, size - used));
+}
