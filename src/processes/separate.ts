@@ -64,7 +64,9 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
       const count = await tokenizer;
       return count ? count(text) : undefined;
     };
-    const server = await startWebRole(shared, { ...webServices(shared, db, mem), countTokens });
+    // No up-front context check here: it would wait on the vocabulary inside each turn's
+    // transaction. The worker's engine refuses a prompt past its context instead.
+    const server = await startWebRole(shared, { ...webServices(shared, db, mem), countTokens, contextSize: undefined });
     return { server, stop };
   } catch (err) {
     await stop();

@@ -269,7 +269,6 @@ t.test("bad requests: a 400 (or 404) in OpenAI's shape naming the field, nothing
   const before = await writtenRows(psyche);
   const cases: [string, Record<string, unknown>, number, string | null, string | null][] = [
     ["background", { input: "x", background: true }, 400, "background", "unsupported_parameter"],
-    ["a hosted tool", { input: "x", tools: [{ type: "web_search" }] }, 400, "tools[0]", "invalid_value"],
     ["a reasoning item", { input: [{ type: "reasoning", id: "rs_1", summary: [] }] }, 400, "input[0]", "invalid_value"],
     ["an image part", { input: [{ role: "user", content: [{ type: "input_image", image_url: "http://x/y.png" }] }] }, 400, "input[0].content[0]", "invalid_value"],
     ["a malformed previous_response_id", { input: "x", previous_response_id: "resp_nope" }, 400, "previous_response_id", "invalid_value"],
