@@ -9,6 +9,7 @@ import { turnOfMessage } from "../db/sql/turns.js";
 import { inTransaction } from "../db/pool.js";
 import { Channel } from "../jobs/bus.js";
 import { queueTurnIn, type TurnDeps } from "./start-turn.js";
+import { knownLimits } from "./context-fit.js";
 import { TranscriptError } from "./tool-transcript.js";
 import { UserError, type UserErrorOptions } from "../errors.js";
 
@@ -43,6 +44,7 @@ export function openCalls(messages: readonly Pick<StoredMessage, "role" | "tool_
 
 export async function addToolResult(deps: TurnDeps, input: ToolResultInput): Promise<ToolResultOutcome> {
   const turnId = input.turnId ?? randomUUID();
+  const limits = await knownLimits(deps);
   const outcome = await inTransaction(deps.pool, async (client): Promise<ToolResultOutcome> => {
     if (!(await lockConversation(client, input.conversationId))) throw new ConversationNotFound(`No conversation '${input.conversationId}'`);
     const opened = await openConversation(client, input.conversationId);
@@ -63,7 +65,7 @@ export async function addToolResult(deps: TurnDeps, input: ToolResultInput): Pro
     // The continuation is generated like the turn that made the calls, its tools offered again
     // (the model chooses now: a forced choice would force another call).
     const made = assistantId === null ? undefined : await turnOfMessage(client, assistantId);
-    await queueTurnIn(client, deps, opened, {
+    await queueTurnIn(client, { boss: deps.boss, limits }, opened, {
       conversationId: input.conversationId,
       turnId,
       messages: [message],

@@ -15,6 +15,28 @@ export interface ContextLimits {
   persona?: string | undefined;
 }
 
+/** The limits with the context's size read: what a turn's transaction checks against. */
+export interface KnownLimits {
+  countTokens?: ((text: string) => Promise<number | undefined>) | undefined;
+  contextSize?: number | undefined;
+  persona?: string | undefined;
+}
+
+/**
+ * What may wait, done before a turn's transaction opens. The size may come from a query
+ * (db/sql/workers.ts), and on the embedded database a query on another connection waits for an
+ * open transaction to end, so asked inside one it would wait forever. A web process loads the
+ * model's vocabulary at its first count (processes/separate.ts): counting nothing here loads
+ * it, so the count inside the transaction is quick.
+ */
+export async function knownLimits(limits: ContextLimits): Promise<KnownLimits> {
+  const none = { persona: limits.persona };
+  if (!limits.countTokens || !limits.contextSize) return none;
+  const contextSize = await limits.contextSize();
+  if (contextSize === undefined || (await limits.countTokens("")) === undefined) return none;
+  return { countTokens: limits.countTokens, contextSize, persona: limits.persona };
+}
+
 export interface PromptText {
   content: string;
   toolCalls?: readonly { name: string; arguments: string }[] | null | undefined;
@@ -39,10 +61,9 @@ export async function promptTokens(
  * The reply budget this prompt leaves: `maxTokens`, or what is left of the context when that
  * is less. A prompt that leaves no room for a reply is a ContextOverflow.
  */
-export async function fitReply(limits: ContextLimits, messages: readonly PromptText[], tools: readonly unknown[] | null | undefined, maxTokens: number): Promise<number> {
-  if (!limits.countTokens || !limits.contextSize) return maxTokens;
-  const size = await limits.contextSize();
-  if (size === undefined) return maxTokens;
+export async function fitReply(limits: KnownLimits, messages: readonly PromptText[], tools: readonly unknown[] | null | undefined, maxTokens: number): Promise<number> {
+  const size = limits.contextSize;
+  if (!limits.countTokens || size === undefined) return maxTokens;
   const used = await promptTokens(limits.countTokens, limits.persona ? [{ content: limits.persona }, ...messages] : messages, tools);
   if (used === undefined) return maxTokens;
   if (used >= size) throw new ContextOverflow(used, size);

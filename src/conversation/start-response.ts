@@ -7,6 +7,7 @@ import { getResponse, insertResponse, lastPositionOfTurn, type StoredInputItem }
 import { inTransaction } from "../db/pool.js";
 import { Channel } from "../jobs/bus.js";
 import { queueTurnIn, type StartedTurn, type StartTurnInput, type TurnDeps } from "./start-turn.js";
+import { knownLimits } from "./context-fit.js";
 import { invalidRequest, UserError } from "../errors.js";
 import type { NewMessage } from "../db/sql/conversations.js";
 import { responseId } from "./response-ids.js";
@@ -32,6 +33,7 @@ export async function startResponse(deps: TurnDeps, input: StartResponseInput): 
   const { items, previousTurnId, store, metadata, messages, ...turn } = input;
   if (messages.length === 0) throw invalidRequest("input must hold at least one item", "input");
   let conversationId = turn.conversationId;
+  const limits = await knownLimits(deps);
   await inTransaction(deps.pool, async (client) => {
     let after: number | undefined;
     if (previousTurnId) {
@@ -56,7 +58,7 @@ export async function startResponse(deps: TurnDeps, input: StartResponseInput): 
       }
       after = last;
     }
-    await queueTurnIn(client, deps, opened, { ...turn, conversationId, messages, ...(after === undefined ? {} : { continueAfter: after }) });
+    await queueTurnIn(client, { boss: deps.boss, limits }, opened, { ...turn, conversationId, messages, ...(after === undefined ? {} : { continueAfter: after }) });
     await insertResponse(client, { turnId: turn.turnId, previousTurnId, store, metadata, input: items });
   });
   deps.bus.notify(Channel.jobs, turn.turnId);

@@ -9,7 +9,7 @@ import { Channel, type SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, inTransactionDb, Priority } from "../jobs/queue.js";
 import { continueAfter, decideNewMessages } from "./new-messages.js";
 import { checkToolTranscript } from "./tool-transcript.js";
-import { type ContextLimits, fitReply } from "./context-fit.js";
+import { type ContextLimits, fitReply, type KnownLimits, knownLimits } from "./context-fit.js";
 
 export interface StartTurnInput extends Omit<NewTurn, "conversationId"> {
   /** An explicit conversation id continues (or names) a stored conversation. */
@@ -39,10 +39,11 @@ export interface TurnDeps extends ContextLimits {
 export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<StartedTurn> {
   const conversationId = input.conversationId ?? randomUUID();
   const turnId = input.turnId ?? randomUUID();
+  const limits = await knownLimits(deps);
   await inTransaction(deps.pool, async (client) => {
     // Without an id the request is a conversation of its own: nothing to read.
     const opened = input.conversationId ? await openConversation(client, conversationId) : { messages: [], maxPosition: 0 };
-    await queueTurnIn(client, deps, opened, { ...input, conversationId, turnId });
+    await queueTurnIn(client, { boss: deps.boss, limits }, opened, { ...input, conversationId, turnId });
   });
   deps.bus.notify(Channel.jobs, turnId);
   return { turnId, conversationId };
@@ -56,7 +57,7 @@ export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<
  */
 export async function queueTurnIn(
   client: PoolClient,
-  deps: Pick<TurnDeps, "boss"> & ContextLimits,
+  deps: Pick<TurnDeps, "boss"> & { limits: KnownLimits },
   opened: OpenedConversation,
   input: StartTurnInput & { conversationId: string; turnId: string },
 ): Promise<void> {
@@ -67,7 +68,7 @@ export async function queueTurnIn(
   checkToolTranscript([...kept.map((m) => ({ role: m.role, toolCalls: m.tool_calls, toolCallId: m.tool_call_id })), ...fresh]);
   // The whole transcript the model will read, stored and new: the reply gets what it leaves.
   const transcript = [...kept.map((m) => ({ content: m.content, toolCalls: m.tool_calls })), ...fresh];
-  const maxTokens = await fitReply(deps, transcript, input.tools, input.maxTokens);
+  const maxTokens = await fitReply(deps.limits, transcript, input.tools, input.maxTokens);
   const firstPosition = opened.maxPosition + 1;
   await insertTurnWithMessages(client, {
     ...input,

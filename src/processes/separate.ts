@@ -64,9 +64,9 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
       const count = await tokenizer;
       return count ? count(text) : undefined;
     };
-    // No up-front context check here: it would wait on the vocabulary inside each turn's
-    // transaction. The worker's engine refuses a prompt past its context instead.
-    const server = await startWebRole(shared, { ...webServices(shared, db, mem), countTokens, contextSize: undefined });
+    // The up-front context check (conversation/context-fit.ts) counts with this vocabulary
+    // against the context the live workers recorded.
+    const server = await startWebRole(shared, { ...webServices(shared, db, mem), countTokens });
     return { server, stop };
   } catch (err) {
     await stop();

@@ -60,6 +60,20 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(mcp.status, 200);
   t.match(((await mcp.json()) as any).result.structuredContent, { state: /^(sleeping|awake)$/ }, "psyche web answers MCP");
 
+  // The web process has no model, only its vocabulary: it counts a prompt against the context
+  // the worker recorded (the tiny model's 4,096 tokens) and refuses one past it up front.
+  const turnsBefore = (await pool.query("select count(*)::int as n from turns")).rows[0].n;
+  const long = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "the dream journal keeps it. ".repeat(2000) }] }),
+  });
+  const refused = (await long.json()) as any;
+  t.equal(long.status, 400, JSON.stringify(refused));
+  t.equal(refused.error?.code, "context_length_exceeded");
+  t.match(refused.error?.message, /maximum context length is 4096 tokens/);
+  t.equal((await pool.query("select count(*)::int as n from turns")).rows[0].n, turnsBefore, "nothing stored");
+
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
