@@ -5,10 +5,19 @@
 # a second install fast; an install that is already complete is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/coding-agents"
-bins=(claude codex opencode qwen)
-ready=1
-for b in "${bins[@]}"; do [[ -x "node_modules/.bin/$b" ]] || ready=0; done
-if [[ $ready == 1 ]] && [[ package-lock.json -ot node_modules/.package-lock.json ]]; then exit 0; fi
-# Their install scripts only fetch what the packages already hold (the native binaries ship
-# in per-platform packages): not run, so nothing outside the npm registry is reached.
+ready=node_modules/.psyche-agents-ready
+if [[ -f $ready ]] && [[ package-lock.json -ot $ready ]]; then exit 0; fi
+rm -f "$ready"
+# Install scripts are not run wholesale; the two that matter are run below. They only place
+# the native binary that the per-platform package (an optional dependency, from the registry)
+# already holds: Claude Code's and OpenCode's commands are that binary.
 npm install --no-audit --no-fund --ignore-scripts --loglevel=error
+node node_modules/@anthropic-ai/claude-code/install.cjs
+(cd node_modules/opencode-ai && node postinstall.mjs)
+for b in claude codex opencode qwen; do
+  if ! out=$(node_modules/.bin/$b --version 2>&1); then
+    echo "install-coding-agents: $b does not run after the install: $out" >&2
+    exit 1
+  fi
+done
+touch "$ready"
