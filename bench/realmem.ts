@@ -49,7 +49,7 @@ export interface Persona {
 }
 
 export function realmemDir(root: string): string | undefined {
-  const dir = join(root, "..", "shared", "datasets", "realmem");
+  const dir = process.env.REALMEM_DIR ?? join(root, "..", "shared", "datasets", "realmem");
   return existsSync(dir) ? dir : undefined;
 }
 

@@ -1,4 +1,4 @@
-// npm run bench: writes bench/results/latest.json and .md, and the README's table.
+// npm run bench: writes bench/results/latest.json and .md, and the table in docs/benchmarks.md.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
@@ -111,7 +111,7 @@ let retrieval: RetrievalResult | undefined = previous.retrieval;
 let vectorSides: VectorSidesResult | undefined = previous.vectorSides;
 if (part("retrieval")) {
   const dir = realmemDir(root);
-  if (!dir) process.stderr.write("retrieval: no ../shared/datasets/realmem beside the project; skipped\n");
+  if (!dir) process.stderr.write("retrieval: no RealMem dataset (set REALMEM_DIR, or keep ../shared/datasets/realmem beside the project); skipped\n");
   else {
     const base = loadConfig({ ...streamFlags, model: "tiny", threads: 1, embeddingThreads: cores }, {});
     const personas = Number(process.env.BENCH_RETRIEVAL_PERSONAS ?? Infinity);
@@ -256,11 +256,11 @@ const table = [
 ].join("\n");
 writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);
 
-const readmePath = join(root, "README.md");
-const readme = readFileSync(readmePath, "utf8");
+const pagePath = join(root, "docs", "benchmarks.md");
+const page = readFileSync(pagePath, "utf8");
 const start = "<!-- bench:start -->";
 const end = "<!-- bench:end -->";
-if (readme.includes(start) && readme.includes(end)) {
-  writeFileSync(readmePath, `${readme.slice(0, readme.indexOf(start) + start.length)}\n${table}\n${readme.slice(readme.indexOf(end))}`);
+if (page.includes(start) && page.includes(end)) {
+  writeFileSync(pagePath, `${page.slice(0, page.indexOf(start) + start.length)}\n${table}\n${page.slice(page.indexOf(end))}`);
 }
 process.stdout.write(`${table}\n`);

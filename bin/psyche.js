@@ -4,10 +4,10 @@
 // model runtime, the database drivers) and loads only the hook relay. `psyche chat` is Hermes,
 // a client: it needs none of them either.
 if (process.argv[2] === "hook") {
-  const { hookCommand } = await import("../dist/src/agents/hook-command.js");
+  const { hookCommand } = await import("../dist/src/processes/hook.js");
   await hookCommand(process.argv.slice(3));
 } else if (process.argv[2] === "chat") {
-  const { hermesMain } = await import("../dist/src/hermes/main.js");
+  const { hermesMain } = await import("../dist/src/processes/chat.js");
   await hermesMain(process.argv.slice(3));
   process.exit();
 } else {

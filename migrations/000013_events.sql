@@ -1,4 +1,4 @@
--- What happens inside, as one ordered log (GET /v1/events, README "Events"). Triggers write it
+-- What happens inside, as one ordered log (GET /v1/events, docs/operations.md). Triggers write it
 -- in the same transaction as the change itself, so no process can change the dream journal,
 -- the memories, the mood or presence without its event, and no event is lost between
 -- processes: a reader resumes by id.

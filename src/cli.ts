@@ -9,9 +9,11 @@ import { BENCH_SHAPE, TINY_AGENT_SHAPE, TINY_SHAPE, writeRandomModel } from "./i
 import { DEFAULT_EMBEDDING_MODEL } from "./memory/create-embedder.js";
 import { createLogger, type Logger } from "./log.js";
 import { serve } from "./processes/serve.js";
-import { runDatabase, runMigrate, runWeb } from "./processes/separate.js";
-import { runInference } from "../workers/inference.js";
-import { startStdioBridge } from "./mcp/stdio-bridge.js";
+import { runDatabase } from "./processes/db.js";
+import { runMigrate } from "./processes/migrate.js";
+import { runWeb } from "./processes/web.js";
+import { runInference } from "./processes/inference.js";
+import { runMcp } from "./processes/mcp.js";
 import { daemonStatus, showLogs, startDaemon, stopDaemon } from "./processes/daemon.js";
 import { applyChanges, planInstall, planUninstall } from "./agents/claude-code-settings.js";
 
@@ -105,8 +107,7 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
       return;
     }
     case "mcp": {
-      const bridge = await startStdioBridge(config, log);
-      await bridge.closed;
+      await runMcp(config, log);
       return;
     }
     case "model": {
@@ -171,14 +172,14 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
 
 async function main(): Promise<void> {
   let args: ParsedArgs;
-  // A hook has flags of its own and must never exit non-zero (agents/hook-command.ts).
+  // A hook has flags of its own and must never exit non-zero (processes/hook.ts).
   if (process.argv[2] === "hook") {
-    const { hookCommand } = await import("./agents/hook-command.js");
+    const { hookCommand } = await import("./processes/hook.js");
     return hookCommand(process.argv.slice(3));
   }
   // Hermes is a client with flags of its own (hermes/args.ts).
   if (process.argv[2] === "chat") {
-    const { hermesMain } = await import("./hermes/main.js");
+    const { hermesMain } = await import("./processes/chat.js");
     await hermesMain(process.argv.slice(3));
     process.exit();
   }

@@ -1,4 +1,4 @@
-// A conversation's id as clients name it (README: "The API"): any surface that accepts one
+// A conversation's id as clients name it (docs/api.md): any surface that accepts one
 // checks it here.
 import { z } from "zod";
 

@@ -8,17 +8,15 @@ import type { Pool } from "../src/db/pool.js";
 import { heartbeat, markWorkerStopped, registerWorker } from "../src/db/sql/workers.js";
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
-import { INFERENCE_QUEUE, InferenceJobSchema, Priority, type ReverieJob } from "../src/jobs/queue.js";
+import { INFERENCE_QUEUE, InferenceJobSchema } from "../src/jobs/queue.js";
 import { reclaimOrphanedTurns, resumeStrandedTurns } from "../src/jobs/reclaim.js";
 import { HandOff, runTurn } from "../src/conversation/run-turn.js";
 import type { InferenceEngine } from "../src/inference/engine.js";
 import type { Recall } from "../src/memory/recall.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { MoodKeeper } from "../src/mood/mood-keeper.js";
-import { DreamTimeUp, runDream, Wake } from "../src/dreams/dream.js";
-import { doNotDisturbUntil } from "../src/db/sql/dream-settings.js";
-import { closeAbandonedEntries, putBack, waitingAbove } from "../src/db/sql/pgboss-jobs.js";
-import { WakeWatch } from "../src/dreams/wake-watch.js";
+import { runReverieJob } from "../src/dreams/reverie-job.js";
+import { closeAbandonedEntries } from "../src/db/sql/pgboss-jobs.js";
 import type { ServerTools } from "../src/memory/memory-tools.js";
 
 export interface InferenceWorkerDeps {
@@ -42,29 +40,6 @@ export interface InferenceWorkerDeps {
   pollMs: number;
   /** Heartbeat interval (ms); a worker silent for 5 of them is presumed dead. */
   heartbeatMs: number;
-}
-
-/** After a wake, how long a reverie's generation has to stop before the worker goes on without it. */
-export const WAKE_DEADLINE_MS = 500;
-
-/** Resolves "abandoned" `ms` after `signal` is aborted by a Wake; never otherwise. */
-function wakeDeadline(signal: AbortSignal, ms: number): { passed: Promise<"abandoned">; clear(): void } {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const passed = new Promise<"abandoned">((resolve) => {
-    onAbort = () => {
-      if (signal.reason instanceof Wake) timer = setTimeout(() => resolve("abandoned"), ms);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
-  return {
-    passed,
-    clear: () => {
-      clearTimeout(timer);
-      if (onAbort) signal.removeEventListener("abort", onAbort);
-    },
-  };
 }
 
 export class InferenceWorker {
@@ -146,7 +121,16 @@ export class InferenceWorker {
     }
     this.current = new AbortController();
     if (parsed.data.kind !== "chat") {
-      await this.dream(job.id, parsed.data, this.current);
+      // The reverie's whole lifecycle is dreams/reverie-job.ts's; the loop only hands it on.
+      try {
+        const outcome = await runReverieJob({ ...this.deps, workerId: this.id }, job.id, parsed.data, this.current, {
+          outlives: (work) => this.track(work),
+          ended: (outcome) => this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1),
+        });
+        if (outcome === "put-back") this.doorbell.ring();
+      } finally {
+        this.current = undefined;
+      }
       return;
     }
     try {
@@ -163,57 +147,6 @@ export class InferenceWorker {
       }
       await this.deps.boss.complete(INFERENCE_QUEUE, job.id);
     } finally {
-      this.current = undefined;
-    }
-  }
-
-  /**
-   * Dreams (or thinks, or reflects) until done or woken: a chat's signal aborts it at its next
-   * token (the journal keeps what it had), and the loop then fetches the chat, which outranks
-   * it. Under do-not-disturb the chat waits instead. A reverie never starts while a chat waits:
-   * it goes back to the queue.
-   */
-  private async dream(jobId: string, job: ReverieJob, controller: AbortController): Promise<void> {
-    const priority = job.kind === "idle" ? Priority.idleThought : Priority.dream;
-    const watch = new WakeWatch({ pool: this.deps.pool, bus: this.deps.bus, controller, queue: INFERENCE_QUEUE, wakeAbove: Priority.chat - 1, pollMs: this.deps.pollMs }).start();
-    const timeUp = setTimeout(() => controller.abort(new DreamTimeUp()), job.maxSeconds ? job.maxSeconds * 1000 : (this.deps.dreamMaxMs ?? 120_000));
-    try {
-      const dndUntil = await doNotDisturbUntil(this.deps.pool);
-      watch.holdUntil(dndUntil);
-      if (!dndUntil && (controller.signal.aborted || (await waitingAbove(this.deps.pool, INFERENCE_QUEUE, priority)))) {
-        await putBack(this.deps.pool, INFERENCE_QUEUE, jobId);
-        this.doorbell.ring();
-        return;
-      }
-      const run = runDream({ ...this.deps, workerId: this.id }, jobId, job, controller.signal).then(async ({ status, afterwards }) => {
-        this.track(afterwards);
-        this.outcomes.set(`${job.kind}-${status}`, (this.outcomes.get(`${job.kind}-${status}`) ?? 0) + 1);
-        await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
-      });
-      const deadline = wakeDeadline(controller.signal, WAKE_DEADLINE_MS);
-      try {
-        if ((await Promise.race([run.then(() => "ended" as const), deadline.passed])) === "abandoned") {
-          // The model did not stop at its next token: the chat goes first (it has a sequence of
-          // its own), and the reverie's end is written whenever it comes.
-          this.deps.log.warn({ jobId, kind: job.kind }, `the reverie did not stop within ${WAKE_DEADLINE_MS} ms of the wake: abandoned, the chat goes first`);
-          this.outcomes.set(`${job.kind}-abandoned`, (this.outcomes.get(`${job.kind}-abandoned`) ?? 0) + 1);
-          this.track(
-            run.catch(async (err: unknown) => {
-              this.deps.log.error({ err, jobId }, "an abandoned reverie failed");
-              await this.deps.boss.fail(INFERENCE_QUEUE, jobId, { error: (err as Error).message });
-            }),
-          );
-          return;
-        }
-      } finally {
-        deadline.clear();
-      }
-    } catch (err) {
-      this.deps.log.error({ err, jobId }, "reverie failed");
-      await this.deps.boss.fail(INFERENCE_QUEUE, jobId, { error: (err as Error).message }).catch(() => undefined);
-    } finally {
-      clearTimeout(timeUp);
-      watch.stop();
       this.current = undefined;
     }
   }

@@ -2,13 +2,11 @@
 // critical path); at maintenance priority it re-embeds, consolidates near-duplicates and, on
 // pg-boss's schedule, writes the mood's decay; it purges soft-deleted memories and week-old events.
 // Two loops, so a long re-embedding never delays memory formation.
-import { EXPLORATION_TAG, EXPLORATION_WINDOW_SECONDS, turnMemory } from "../src/memory/turn-memory.js";
+import { rememberTurn } from "../src/memory/turn-memory.js";
 import type PgBoss from "pg-boss";
 import type { Pool } from "../src/db/pool.js";
-import { purgeDeletedMemories, memoryFromSource, taggedInConversationSince } from "../src/db/sql/memories.js";
+import { purgeDeletedMemories } from "../src/db/sql/memories.js";
 import { purgeEvents } from "../src/db/sql/events.js";
-import { turnExchange } from "../src/db/sql/turns.js";
-import { moodFromSource } from "../src/db/sql/mood.js";
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
 import { MAINTENANCE_QUEUE, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
@@ -106,27 +104,9 @@ export class MemoryWorker {
     }
   }
 
-  /** Idempotent: a retried job skips what an earlier attempt already stored. */
   private async remember(job: PgBoss.Job<unknown>): Promise<void> {
-    const { turnId } = RememberTurnJobSchema.parse(job.data);
-    const exchange = await turnExchange(this.deps.pool, turnId);
-    if (!exchange || exchange.status !== "done" || !exchange.reply) return;
-    if (await memoryFromSource(this.deps.pool, "turn", turnId)) return;
-    const recently = exchange.purpose === "exploration" && (await taggedInConversationSince(this.deps.pool, exchange.conversation_id, EXPLORATION_TAG, EXPLORATION_WINDOW_SECONDS));
-    const kept = turnMemory(exchange, recently);
-    if (!kept) return;
-    const remembered = await this.deps.memory.remember({
-      kind: "episodic",
-      content: kept.content,
-      tags: kept.tags,
-      sourceKind: "turn",
-      sourceId: turnId,
-      conversationId: exchange.conversation_id,
-      signal: this.stopping.signal,
-    });
-    if (!(await moodFromSource(this.deps.pool, "turn", turnId))) {
-      await this.deps.mood.react({ valence: remembered.scored.valence, arousal: remembered.scored.arousal }, "turn", turnId);
-    }
+    // The rule for what a turn leaves in memory is memory/turn-memory.ts's.
+    await rememberTurn(this.deps, RememberTurnJobSchema.parse(job.data).turnId, this.stopping.signal);
   }
 
   private async maintain(job: PgBoss.Job<unknown>): Promise<void> {

@@ -1,5 +1,5 @@
 // The hook events and their Claude Code names, free of other imports: the hook relay
-// (agents/hook-command.ts) starts a new process per call and must load little.
+// (processes/hook.ts) starts a new process per call and must load little.
 export const HOOK_EVENTS = ["session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use", "session-end"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 

@@ -26,7 +26,7 @@ export interface KnownLimits {
  * What may wait, done before a turn's transaction opens. The size may come from a query
  * (db/sql/workers.ts), and on the embedded database a query on another connection waits for an
  * open transaction to end, so asked inside one it would wait forever. A web process loads the
- * model's vocabulary at its first count (processes/separate.ts): counting nothing here loads
+ * model's vocabulary at its first count (processes/web.ts): counting nothing here loads
  * it, so the count inside the transaction is quick.
  */
 export async function knownLimits(limits: ContextLimits): Promise<KnownLimits> {

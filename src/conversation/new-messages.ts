@@ -1,4 +1,4 @@
-// Which of a request's messages are new to a stored conversation (README: "The API", conversations).
+// Which of a request's messages are new to a stored conversation (docs/api.md, conversations).
 // A client continuing by id may send only the new messages, or (like Open WebUI) the whole
 // transcript every time. Identity comes from the id, never from fingerprinting transcripts.
 

@@ -7,7 +7,7 @@ export interface Seed {
   content: string;
 }
 
-/** Seeds are cut short: a reverie still reading its prompt wakes late (README, the wake benchmark). */
+/** Seeds are cut short: a reverie still reading its prompt wakes late (docs/benchmarks.md, the wake benchmark). */
 const line = (s: Seed, chars: number) => s.content.replace(/\s+/g, " ").trim().slice(0, chars);
 
 export function dreamPrompt(seeds: readonly Seed[], focus: string | null | undefined): PromptMessage[] {

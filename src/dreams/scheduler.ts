@@ -1,4 +1,4 @@
-// Reverie by itself (README: "Dreams"), from the settings in force (dreams/settings.ts):
+// Reverie by itself (docs/dreams.md), from the settings in force (dreams/settings.ts):
 // - a reflection when the summed importance of new experience passes the threshold;
 // - an idle thought, once per quiet spell, while a conversation is open (a request within
 //   dream_delay_seconds) but quiet for idle_thought_delay_seconds;
@@ -8,16 +8,15 @@
 // queued for the worker. The check and the queueing are one transaction under a lock, so two
 // inference processes never queue twice. A chat wakes any of them (workers/inference-worker.ts).
 // Each tick also records the clients' leaving (the `client.left` event) once a minute is quiet.
-import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { importanceSinceReflection, type QuietMoment, quietMoment } from "../db/sql/dreams.js";
 import { queueBusy } from "../db/sql/pgboss-jobs.js";
 import { noteDeparture } from "../db/sql/events.js";
-import { Channel, type SignalBus } from "../jobs/bus.js";
-import { INFERENCE_QUEUE, inTransactionDb, Priority, type ReverieJob } from "../jobs/queue.js";
+import type { SignalBus } from "../jobs/bus.js";
+import { INFERENCE_QUEUE, type ReverieJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
-import { DREAM_SIGNAL } from "./dream.js";
+import { queueReverie, buildReverie, signalReverie } from "./queue-reverie.js";
 import { type DreamSettings, readDreamSettings } from "./settings.js";
 import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
 
@@ -45,15 +44,15 @@ export function due(s: DreamSettings, m: Moment, importance: number): ReverieJob
   if (!s.enabled || m.busy || m.dnd) return undefined;
   if (m.quiet !== null && m.quiet < s.wake_lock_seconds) return undefined;
   if (s.reflection_threshold > 0 && importance >= s.reflection_threshold) {
-    return { kind: "reflect", focus: null, maxTokens: s.reflection_max_tokens, maxSeconds: s.dream_max_seconds };
+    return buildReverie(s, { kind: "reflect" });
   }
   if (s.idle_thoughts && m.quiet !== null && m.quiet >= s.idle_thought_delay_seconds && m.quiet < s.dream_delay_seconds && !m.thought_since_request) {
-    return { kind: "idle", conversationId: m.conversation_id, maxTokens: s.idle_thought_max_tokens, maxSeconds: s.dream_max_seconds };
+    return buildReverie(s, { kind: "idle", conversationId: m.conversation_id });
   }
   // A client that says it is there (Hermes) holds dreams off however quiet it is; the delay
   // counts from its leaving, which is its last request (DELETE /v1/presence or a heartbeat).
   if (m.present === 0 && (m.quiet === null || m.quiet >= s.dream_delay_seconds) && (m.since_dream === null || m.since_dream >= s.dream_cooldown_seconds)) {
-    return { kind: "dream", focus: null, maxTokens: s.dream_max_tokens, maxSeconds: s.dream_max_seconds, temperature: s.dream_temperature };
+    return buildReverie(s, { kind: "dream" });
   }
   return undefined;
 }
@@ -84,16 +83,11 @@ export class DreamScheduler {
         const m: Moment = { ...(await quietMoment(client, this.startedAt, this.deps.presenceTtlSeconds)), busy, dnd: dndUntil !== null };
         const job = due(settings, m, m.busy ? 0 : await importanceSinceReflection(client));
         if (!job) return undefined;
-        const id = await this.deps.boss.send(INFERENCE_QUEUE, job, {
-          id: randomUUID(),
-          priority: job.kind === "idle" ? Priority.idleThought : Priority.dream,
-          retryLimit: 0,
-          db: inTransactionDb(client),
-        });
+        const id = await queueReverie(this.deps, job, client);
         return id ? { id, kind: job.kind } : undefined;
       });
       if (!queued) return undefined;
-      this.deps.bus.notify(Channel.jobs, DREAM_SIGNAL);
+      signalReverie(this.deps.bus);
       this.deps.log.info({ jobId: queued.id, kind: queued.kind }, queued.kind === "dream" ? "quiet for a while: dreaming" : `quiet: ${queued.kind === "idle" ? "an idle thought" : "reflecting"}`);
       return queued.id;
     } catch (err) {

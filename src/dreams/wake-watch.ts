@@ -1,5 +1,5 @@
 // While a reverie runs: a chat wakes it at once, unless do-not-disturb holds, in which case the
-// chat waits (the point of do-not-disturb, README: "Dreams") until the reverie ends or
+// chat waits (the point of do-not-disturb, docs/dreams.md) until the reverie ends or
 // do-not-disturb does. A signal makes waking prompt; a poll at --poll-ms makes it certain where
 // no signal arrives (separate processes on the embedded database, PgBouncer): it looks for a
 // job that outranks the reverie, a wake request, and do-not-disturb's changes.

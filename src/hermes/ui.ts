@@ -220,7 +220,7 @@ function App({ session }: { session: HermesSession }): ReactElement {
     if (key.return || ch === "\n" || ch === "\r") return send();
     if (key.backspace || key.delete) setInput(typed.current.slice(0, -1));
     else if (!key.ctrl && !key.meta && ch && !key.upArrow && !key.downArrow && !key.leftArrow && !key.rightArrow && !key.tab) {
-      // Text that arrives with line breaks in it is pasted (README, "Hermes"): its lines stay
+      // Text that arrives with line breaks in it is pasted (docs/hermes.md): its lines stay
       // one message, and an Enter at its end sends it.
       const text = ch.replace(/\r\n?/g, "\n");
       setInput(typed.current + text.replace(/\n+$/, ""));

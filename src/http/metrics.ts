@@ -1,4 +1,4 @@
-// GET /metrics in Prometheus's text format, through prom-client (README: "Metrics"). Facts that
+// GET /metrics in Prometheus's text format, through prom-client (docs/operations.md). Facts that
 // live in the database (the queue, memories, reveries, tokens, the mood, the workers) are read
 // from it at each scrape, so every web process reports the same; what only this process sees
 // (its HTTP requests, the first tokens it relayed) is labelled with `process`.

@@ -1,5 +1,5 @@
 // Random-weight llama models with a real tokenizer and a ChatML chat template: they
-// produce nonsense at real speed through the real code path (README: "Two commands").
+// produce nonsense at real speed through the real code path (README.md, "Two commands").
 // Weights are shaped so the model prefers printable ASCII (random bytes are invalid UTF-8, which
 // breaks JSON-schema length checks):
 // dimension 0 of the residual stream is a constant 1 (no layer writes into it), and the

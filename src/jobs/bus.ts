@@ -1,4 +1,4 @@
-// Signals between processes (README: "Processes and the Procfile"). A signal only says "look now": the facts
+// Signals between processes (docs/operations.md). A signal only says "look now": the facts
 // are in tables, and every consumer also polls, so correctness never depends on delivery.
 import { EventEmitter } from "node:events";
 import { randomUUID } from "node:crypto";

@@ -1,4 +1,4 @@
-// pg-boss set-up: the inference worker's queue, ordered by priority (README: "Dreams"), and
+// pg-boss set-up: the inference worker's queue, ordered by priority (docs/dreams.md), and
 // the memory worker's two.
 import PgBoss from "pg-boss";
 import { z } from "zod";

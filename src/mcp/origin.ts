@@ -1,4 +1,4 @@
-// DNS-rebinding protection for /mcp (README: "MCP"). A page on a hostile site can make a
+// DNS-rebinding protection for /mcp (docs/coding-agents.md, "MCP"). A page on a hostile site can make a
 // browser send requests to 127.0.0.1 under its own name, but not with a loopback Origin.
 // Requests without an Origin (command-line clients, hook scripts) are not from a browser.
 

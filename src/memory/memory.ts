@@ -1,4 +1,4 @@
-// Long-term memory (README: "Memory and mood"): store with hygiene, retrieve by relevance, recency
+// Long-term memory (docs/memory-and-mood.md): store with hygiene, retrieve by relevance, recency
 // and importance, forget for real. Built once per process and passed in.
 import { inTransaction, type Pool, type Queryable } from "../db/pool.js";
 import {
@@ -139,8 +139,8 @@ export class Memory {
 
   /**
    * What Psyche remembers of the world about `query`: the `k` best memories, dreams left out.
-   * A dream is not a memory of what happened (dream context never leaks into a chat, README:
-   * "Dreams"), so everything that recalls (a turn's prompt, the memory tools, MCP,
+   * A dream is not a memory of what happened (dream context never leaks into a chat, docs/dreams.md),
+   * so everything that recalls (a turn's prompt, the memory tools, MCP,
    * assemble_context, a focused reflection) goes through here.
    */
   recall(query: string, k: number, signal?: AbortSignal): Promise<Ranked<Candidate>[]> {

@@ -1,8 +1,8 @@
 // Hermes, Psyche's terminal client (`psyche chat`, or `hermes`): parses its flags, then print
 // mode or the terminal UI. It loads no model and no database driver: it talks to a server.
-import { HERMES_USAGE, HermesUsageError, parseHermesArgs, type HermesArgs } from "./args.js";
-import { printMode } from "./print-mode.js";
-import { HermesSession } from "./session.js";
+import { HERMES_USAGE, HermesUsageError, parseHermesArgs, type HermesArgs } from "../hermes/args.js";
+import { printMode } from "../hermes/print-mode.js";
+import { HermesSession } from "../hermes/session.js";
 
 export async function hermesMain(argv: readonly string[]): Promise<void> {
   let args: HermesArgs;
@@ -26,6 +26,6 @@ export async function hermesMain(argv: readonly string[]): Promise<void> {
     process.stderr.write("hermes: the conversation UI needs a terminal; use -p \"message\" to send one message from a script\n");
     process.exit(2);
   }
-  const { runUi } = await import("./ui.js");
+  const { runUi } = await import("../hermes/ui.js");
   process.exitCode = await runUi(session);
 }

@@ -1,5 +1,5 @@
 // `psyche start | stop | status | logs`: Psyche as a background server that coding-agent hooks
-// and tools reach over HTTP (README: "Running in the background"). The PID file
+// and tools reach over HTTP (docs/configuration.md, `start`). The PID file
 // (<data-dir>/psyche.pid, 0600) holds the server's pid and URL; one that names a dead process is
 // stale and cleaned up with a note. The server's output goes to <data-dir>/logs/psyche.log,
 // which each start rotates once it has grown past LOG_ROTATE_BYTES.

@@ -11,9 +11,9 @@ import { request as httpsRequest } from "node:https";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { serverFromPidFile as fromPidFile } from "../paths.js";
-import { HOOK_EVENTS, type HookEvent } from "./hook-events.js";
-import { claudeOutput } from "./hook-output.js";
-import type { HookResult } from "./hook-input.js";
+import { HOOK_EVENTS, type HookEvent } from "../agents/hook-events.js";
+import { claudeOutput } from "../agents/hook-output.js";
+import type { HookResult } from "../agents/hook-input.js";
 
 const USAGE = "usage: psyche hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|session-end> [--format claude|typed] [--server URL] [--data-dir DIR] [--timeout-ms N]";
 /** Hook input beyond this is trimmed (long tool output): the server needs a summary, not all of it. */

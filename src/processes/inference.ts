@@ -1,15 +1,15 @@
-// The inference process: the only one that loads the chat model. It wires things from src/
-// and runs the worker loop until SIGTERM.
-import type { Config } from "../src/config.js";
-import { createLlamaEngine } from "../src/inference/create-engine.js";
-import type { InferenceWorker } from "./inference-worker.js";
-import type { Logger } from "../src/log.js";
-import { databaseUrl } from "../src/processes/database-url.js";
-import { connect, startInferenceRole } from "../src/processes/roles.js";
-import { startMemoryServices } from "../src/processes/memory-services.js";
-import { DATABASE_WAIT_MS, stopper } from "../src/processes/separate.js";
-import { waitForDatabase } from "../src/db/wait.js";
-import { StopStack, stopStepLimitMs } from "../src/processes/stack.js";
+// `psyche inference`: the only process that loads the chat model. It runs the worker's job
+// loop (workers/inference-worker.ts) until SIGTERM; one per GPU.
+import type { Config } from "../config.js";
+import { createLlamaEngine } from "../inference/create-engine.js";
+import type { InferenceWorker } from "../../workers/inference-worker.js";
+import type { Logger } from "../log.js";
+import { waitForDatabase } from "../db/wait.js";
+import { connect } from "./connect.js";
+import { databaseUrl } from "./database-url.js";
+import { startInferenceRole } from "./roles.js";
+import { startMemoryServices } from "./memory-services.js";
+import { DATABASE_WAIT_MS, StopStack, stopStepLimitMs, stopper } from "./stack.js";
 
 export async function runInference(config: Config, log: Logger): Promise<{ worker: InferenceWorker; stop(): Promise<string[]> }> {
   const stack = new StopStack(stopStepLimitMs(config));

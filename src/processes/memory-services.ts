@@ -6,7 +6,8 @@ import type { Embedder } from "../memory/embedder.js";
 import { Memory } from "../memory/memory.js";
 import { ThreadScorer } from "../memory/scorer.js";
 import { MoodKeeper } from "../mood/mood-keeper.js";
-import type { DatabaseHandles, Shared } from "./roles.js";
+import type { DatabaseHandles } from "./connect.js";
+import type { Shared } from "./stack.js";
 
 export interface MemoryServices {
   embedder: Embedder;

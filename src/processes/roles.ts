@@ -2,55 +2,20 @@
 import { recordPresenceTtl } from "../db/sql/activity.js";
 import { workersContextSize } from "../db/sql/workers.js";
 import { AgentSessions } from "../agents/sessions.js";
-import type { Config } from "../config.js";
-import { createPool, type Pool } from "../db/pool.js";
-import { migrate } from "../db/migrate.js";
 import { createApp } from "../http/app.js";
 import type { WebServices } from "../web-services.js";
 import { listen, type RunningServer } from "../http/server.js";
 import { mcpRoutes } from "../mcp/http-route.js";
-import { createBus, type SignalBus } from "../jobs/bus.js";
-import { startQueue } from "../jobs/queue.js";
 import type { InferenceEngine } from "../inference/engine.js";
 import { InferenceWorker } from "../../workers/inference-worker.js";
-import type { Logger } from "../log.js";
-import type PgBoss from "pg-boss";
-import type { StopStack } from "./stack.js";
+import type { Shared } from "./stack.js";
+import type { DatabaseHandles } from "./connect.js";
 import type { MemoryServices } from "./memory-services.js";
 import { MemoryRecall } from "../memory/recall.js";
 import { MemoryWorker } from "../../workers/memory-worker.js";
 import { MemoryTools } from "../memory/memory-tools.js";
 import { DreamScheduler } from "../dreams/scheduler.js";
 import { defaultDreamSettings } from "../dreams/settings.js";
-
-export interface Shared {
-  config: Config;
-  log: Logger;
-  stack: StopStack;
-}
-
-export interface DatabaseHandles {
-  connectionString: string;
-  pool: Pool;
-  boss: PgBoss;
-  bus: SignalBus;
-}
-
-/** Pool, pg-boss and the signal bus on `connectionString`. Migrates first when asked. */
-export async function connect(
-  s: Shared,
-  connectionString: string,
-  opts: { migrate: boolean; supervise: boolean; embeddedInProcess: boolean },
-): Promise<DatabaseHandles> {
-  const pool = createPool(connectionString);
-  s.stack.push("database pool", () => pool.end());
-  if (opts.migrate) await migrate(pool, s.log);
-  const boss = await startQueue({ connectionString, log: s.log, supervise: opts.supervise });
-  s.stack.push("job queue", () => boss.stop({ graceful: true, wait: true, timeout: 5000 }));
-  const bus = await createBus({ pool, connectionString, embeddedInProcess: opts.embeddedInProcess, log: s.log });
-  s.stack.push("signal bus", () => bus.close());
-  return { connectionString, pool, boss, bus };
-}
 
 /** What the web role (HTTP API and MCP) is built from, once per process. */
 export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices): WebServices {

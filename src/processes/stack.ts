@@ -1,3 +1,5 @@
+import type { Config } from "../config.js";
+import type { Logger } from "../log.js";
 /** A step of shutting down that did not finish within its time. */
 export class StopOverrun extends Error {
   override name = "StopOverrun";
@@ -49,3 +51,21 @@ export class StopStack {
     return troubled;
   }
 }
+
+/** What every process's entry hands back: how to stop it. */
+export interface Running {
+  stop(): Promise<unknown>;
+}
+
+/** What each role of a process is built with. */
+export interface Shared {
+  config: Config;
+  log: Logger;
+  stack: StopStack;
+}
+
+/** How long a separately started role waits for the database to come up. */
+export const DATABASE_WAIT_MS = 30_000;
+
+/** Unwinds `stack`, logging what failed. */
+export const stopper = (stack: StopStack, log: Logger) => () => stack.unwind((name, err) => log.error({ err }, `stopping ${name} failed`));

@@ -1,49 +1,15 @@
-// The roles as separate processes (Procfile): `psyche db`, `psyche migrate`, `psyche web`,
-// `psyche inference`. They find each other only through Postgres.
+// `psyche web`: the HTTP API and MCP without the model, any number of them (Procfile). It
+// finds the database, the workers and the other web processes only through Postgres.
 import type { Config } from "../config.js";
-import { createPool } from "../db/pool.js";
-import { migrate } from "../db/migrate.js";
-import { startEmbeddedDatabase, type EmbeddedDatabase } from "../db/embedded.js";
-import { startQueue } from "../jobs/queue.js";
 import { waitForDatabase } from "../db/wait.js";
 import type { Logger } from "../log.js";
 import type { RunningServer } from "../http/server.js";
-import { databaseUrl } from "./database-url.js";
-import { connect, webServices, startWebRole } from "./roles.js";
-import { startMemoryServices } from "./memory-services.js";
 import { loadTokenizer } from "../inference/load-model.js";
-import { StopStack, stopStepLimitMs } from "./stack.js";
-
-export interface Running {
-  stop(): Promise<unknown>;
-}
-
-/** How long a separately started role waits for the database to come up. */
-export const DATABASE_WAIT_MS = 30_000;
-
-const stopper = (stack: StopStack, log: Logger) => () => stack.unwind((name, err) => log.error({ err }, `stopping ${name} failed`));
-
-export async function runDatabase(config: Config, log: Logger): Promise<Running & { database: EmbeddedDatabase }> {
-  const database = await startEmbeddedDatabase({ dataDir: config.dataDir, port: config.dbPort });
-  // The port, not the address: the address holds the password, and logs carry no secret.
-  log.info({ port: database.port }, "embedded database listening");
-  return { database, stop: () => database.stop() };
-}
-
-/** Applies our migrations and installs pg-boss's schema and queue, then returns. */
-export async function runMigrate(config: Config, log: Logger): Promise<string[]> {
-  const url = databaseUrl(config);
-  await waitForDatabase(url, DATABASE_WAIT_MS);
-  const pool = createPool(url, 2);
-  try {
-    const applied = await migrate(pool, log);
-    const boss = await startQueue({ connectionString: url, log, max: 2 });
-    await boss.stop({ graceful: false, wait: true });
-    return applied;
-  } finally {
-    await pool.end();
-  }
-}
+import { connect } from "./connect.js";
+import { databaseUrl } from "./database-url.js";
+import { startMemoryServices } from "./memory-services.js";
+import { startWebRole, webServices } from "./roles.js";
+import { DATABASE_WAIT_MS, type Running, StopStack, stopStepLimitMs, stopper } from "./stack.js";
 
 export async function runWeb(config: Config, log: Logger): Promise<Running & { server: RunningServer }> {
   const stack = new StopStack(stopStepLimitMs(config));
@@ -73,5 +39,3 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
     throw err;
   }
 }
-
-export { stopper };

@@ -1,6 +1,6 @@
 // The retrieval evaluation's own parts (bench/): the BM25 baseline, the dataset's evidence,
 // and the recall arithmetic. A wrong baseline or a mislabelled evidence turn would make every
-// figure in the README's retrieval table wrong.
+// figure in the retrieval table in docs/benchmarks.md wrong.
 import t from "tap";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -3,7 +3,7 @@
 // reply, refused with a 400 that names it (one OpenAI defines that would change the reply and
 // cannot be honoured), or, when this server does not know it, ignored and named (a header, a
 // log line, a metric); --strict-params refuses those instead, and a max_tokens above the
-// ceiling and another model's name too (README, "What each field does"). A refused request
+// ceiling and another model's name too (docs/api.md, "What each field does"). A refused request
 // stores nothing.
 import t from "tap";
 import { startPsyche, writtenRows } from "../helpers/psyche.js";

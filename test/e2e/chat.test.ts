@@ -161,7 +161,7 @@ t.test("bad input: a 4xx in OpenAI's shape, and nothing written", async (t) => {
   // and through the SDK, as a client sees it
   const status = (p: Promise<unknown>) => p.then(() => 200, (err: { status?: number }) => err.status);
   t.equal(await status(client.chat.completions.create({ model: "psyche", messages: [] })), 400);
-  // Another model's name is answered by the one model (README, "What each field does").
+  // Another model's name is answered by the one model (docs/api.md, "What each field does").
   t.equal(await status(client.chat.completions.create({ model: "nope", messages: [user("hi")], max_tokens: 2 })), 200);
 });
 

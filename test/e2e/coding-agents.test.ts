@@ -7,6 +7,7 @@
 // With Psyche's hooks installed, a memory stored beforehand reaches Claude Code's prompt, and its
 // session is opened and closed in agent_sessions.
 import t from "tap";
+import { until } from "../helpers/until.js";
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -66,6 +67,14 @@ t.test("each agent completes a turn on Psyche", async (t) => {
     t.ok((await turns("claude-code-%")) > before, "the turn was Psyche's, in the session's conversation");
     const said = await psyche.db.pool.query("select m.content from messages m where m.conversation_id::text like 'claude-code-%' and m.content like '%ferntree%'");
     t.ok(said.rows.length > 0, "the recalled memory reached the prompt Psyche's model read");
+    // What the turn leaves in memory is the user's question and the reply, not the context
+    // Claude Code wraps around the question (memory/turn-memory.ts).
+    const kept = await until("the turn's memory", async () => {
+      const rows = await psyche.db.pool.query("select content from memories where source_kind = 'turn' and conversation_id like 'claude-code-%'");
+      return rows.rows.length ? (rows.rows as { content: string }[]) : undefined;
+    }, 30_000);
+    t.ok(kept.some((m) => m.content.includes("Where does the Quillon deploy key live?")), "the user's own words are kept");
+    t.notOk(kept.some((m) => m.content.includes("<system-reminder>")), "and none of the agent's reminders");
     const sessions = await psyche.db.pool.query("select agent, project, ended_at from agent_sessions where project = $1", [project]);
     t.equal(sessions.rows.length, 1, "one session, opened by the SessionStart hook");
     t.ok(sessions.rows[0]?.ended_at, "and closed by the SessionEnd hook");

@@ -22,7 +22,7 @@ const readFile = {
   parameters: { type: "object", properties: { path: { type: "string", maxLength: 40 } }, required: ["path"], additionalProperties: false },
   strict: true,
 };
-/** seed is honoured by Psyche's Responses API (README) though not in the SDK's types. */
+/** seed is honoured by Psyche's Responses API (docs/api.md) though not in the SDK's types. */
 const seed = (n: number) => ({ seed: n }) as object;
 const post = (path: string, body: unknown) => fetch(`${psyche.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 const turnOf = (id: string) => {

@@ -76,8 +76,8 @@ t.test("the tiny-agent model: GPT-4's tokens, token for token, a 32k context, pr
     t.equal(model.detokenize(ours), text, "and back to the same text");
   }
   // A long document (llama.cpp's detokenizer tidies " ..." into "...", so only the ids are compared).
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8").slice(0, 20000);
-  t.same([...model.tokenize(readme)], cl100k.encode(readme), "the README's first 20,000 characters: the same ids");
+  const manual = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8").slice(0, 20000);
+  t.same([...model.tokenize(manual)], cl100k.encode(manual), "the API page's first 20,000 characters: the same ids");
   const ctx = await model.createContext({ contextSize: 2048, threads: 1 });
   const chat = new LlamaChat({ contextSequence: ctx.getSequence(), chatWrapper: resolveChatWrapper(model)! });
   const reply = (await chat.generateResponse([{ type: "user", text: "hi" }, { type: "model", response: [] }], { maxTokens: 40, seed: 3, temperature: 1 })).response;

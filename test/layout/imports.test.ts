@@ -1,7 +1,8 @@
-// The folders depend one way (README: "Developing"): entry points and job loops on top, then
-// the surfaces (http, mcp), the domain, the engine and the tool protocol, then jobs and db at
-// the bottom. An import that runs back up fails here, and so does a comment that names a file
-// this repository does not have.
+// The folders depend one way (docs/architecture.md): the command line, then the process entry
+// points, the job loops, the surfaces (http, mcp), the domain, the engine and the tool
+// protocol, then jobs and db at the bottom. No folder is exempt. An import that runs back up
+// fails here, and so does a cycle between files (type-only imports included), and a comment
+// that names a file this repository does not have.
 import t from "tap";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -16,13 +17,20 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
  * speak). It imports nothing but itself.
  */
 const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "types", "tools"];
-/** What each part of src/ may import besides itself and BASE. */
+const DOMAIN = ["agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"];
+/** What each part imports besides itself and BASE. Nothing imports `cli`, the top. */
 const MAY_IMPORT: Record<string, readonly string[]> = {
-  http: ["web-services", "agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
-  mcp: ["web-services", "agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
+  cli: ["cli-args", "processes", ...DOMAIN],
+  "cli-args": [],
+  // Every process's entry (serve, web, inference, db, migrate, mcp, hook, chat) and its wiring.
+  processes: ["workers", "http", "mcp", "web-services", "hermes", ...DOMAIN],
+  // The job loops and thread files: they run the domain, and know nothing of who started them.
+  workers: ["conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
+  http: ["web-services", ...DOMAIN],
+  mcp: ["web-services", ...DOMAIN],
   "web-services": ["agents", "dreams", "memory", "mood", "jobs", "db"],
   agents: ["memory", "mood", "jobs", "db"],
-  // A client of the public API (README: "Hermes"): it imports none of the server.
+  // A client of the public API (docs/hermes.md): it imports none of the server.
   hermes: [],
   conversation: ["memory", "mood", "inference", "jobs", "db"],
   dreams: ["memory", "mood", "inference", "jobs", "db"],
@@ -32,8 +40,6 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   jobs: ["db"],
   db: [],
 };
-/** Entry points and their wiring: they may import anything. */
-const TOP = ["cli", "cli-args", "processes", "workers"];
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -51,29 +57,91 @@ function partOf(top: string, file: string): string {
   return first!.replace(/\.(ts|js)$/, "");
 }
 
+function sourcesOf(top: string): string[] {
+  return [...files(join(top, "src")), ...(existsSync(join(top, "workers")) ? files(join(top, "workers")) : [])];
+}
+
+/** The files each file imports, by relative path (type-only imports too). */
+function importGraph(top: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourcesOf(top)) {
+    const text = readFileSync(file, "utf8");
+    const targets = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.[^"]+)"/g)].map((m) => resolve(dirname(file), m[1]!).replace(/\.js$/, ".ts"));
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
 /** Every relative import under `top` that the layers forbid. */
 function backwardImports(top: string): string[] {
   const found: string[] = [];
-  const all = [...files(join(top, "src")), ...(existsSync(join(top, "workers")) ? files(join(top, "workers")) : [])];
-  for (const file of all) {
+  for (const [file, targets] of importGraph(top)) {
     const from = partOf(top, file);
-    if (TOP.includes(from)) continue;
-    const text = readFileSync(file, "utf8");
-    for (const m of text.matchAll(/(?:from|import)\s*\(?\s*"(\.[^"]+)"/g)) {
-      const to = partOf(top, resolve(dirname(file), m[1]!));
+    for (const target of targets) {
+      const to = partOf(top, target);
       if (to === from) continue;
       const allowed = BASE.includes(from) ? BASE.includes(to) : BASE.includes(to) || (MAY_IMPORT[from] ?? []).includes(to);
-      if (!allowed) found.push(`${relative(top, file)} imports ${m[1]} (${from} -> ${to})`);
+      if (!allowed) found.push(`${relative(top, file)} imports ${relative(dirname(file), target).replace(/\.ts$/, ".js")} (${from} -> ${to})`);
     }
   }
   return found;
 }
 
-const sources = [...files(join(root, "src")), ...files(join(root, "workers"))];
+/** Files that reach themselves through imports: each cycle's files, sorted (Tarjan's components). */
+function importCycles(top: string): string[][] {
+  const graph = importGraph(top);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const cycles: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        component.push(relative(top, w));
+      } while (w !== v);
+      if (component.length > 1) cycles.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return cycles;
+}
 
-t.test("imports run one way", async (t) => {
+const sources = sourcesOf(root);
+
+t.test("imports run one way, and no files import each other", async (t) => {
   t.same(backwardImports(root), [], "no import runs back up the layers");
+  t.same(importCycles(root), [], "no cycle between files, type-only imports included");
   t.ok(sources.length > 50, "and the check saw the tree");
+});
+
+t.test("the check fails on a cycle, a type-only one too", async (t) => {
+  const dir = t.testdir({
+    src: {
+      processes: {
+        "roles.ts": 'import type { MemoryServices } from "./memory-services.js";\n',
+        "memory-services.ts": 'import type { Shared } from "./roles.js";\n',
+        "serve.ts": 'import { webServices } from "./roles.js";\n',
+      },
+      memory: { "a.ts": 'import { b } from "./b.js";\n', "b.ts": 'import { c } from "./c.js";\n', "c.ts": 'import { a } from "./a.js";\n' },
+    },
+  });
+  t.same(importCycles(dir).sort(), [
+    ["src/memory/a.ts", "src/memory/b.ts", "src/memory/c.ts"],
+    ["src/processes/memory-services.ts", "src/processes/roles.ts"],
+  ]);
 });
 
 t.test("the check fails on an import that runs back up", async (t) => {
@@ -84,6 +152,8 @@ t.test("the check fails on an import that runs back up", async (t) => {
       memory: { "recall.ts": 'import { runDream } from "../dreams/dream.js";\n' },
       dreams: { "dream.ts": 'import { recall } from "../memory/recall.js";\n' },
       http: { "app.ts": 'import { mcpRoutes } from "../mcp/http-route.js";\n' },
+      processes: { "serve.ts": 'import { main } from "../cli.js";\n' },
+      "cli.ts": 'import { serve } from "./processes/serve.js";\n',
       mcp: { "http-route.ts": "export {};\n" },
       db: { "pool.ts": 'import { Memory } from "../memory/memory.js";\n' },
     },
@@ -93,6 +163,7 @@ t.test("the check fails on an import that runs back up", async (t) => {
     "src/http/app.ts imports ../mcp/http-route.js (http -> mcp)",
     "src/inference/engine.ts imports ../conversation/run-turn.js (inference -> conversation)",
     "src/memory/recall.ts imports ../dreams/dream.js (memory -> dreams)",
+    "src/processes/serve.ts imports ../cli.js (processes -> cli)",
   ]);
 });
 

@@ -16,7 +16,7 @@ import { requestTools } from "../../tools/request-tools.js";
 import { requestResponseFormat } from "../../tools/response-format.js";
 import { replyReport, toolCallsJson } from "../tools.js";
 
-/** Headers a client may name its conversation with (README: "The API"). */
+/** Headers a client may name its conversation with (docs/api.md). */
 const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
 
 /** X-Psyche-Purpose: why the turn is asked for (chat, the default, or exploration). */

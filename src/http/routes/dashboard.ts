@@ -1,4 +1,4 @@
-// The dashboard at / (README: "Dashboard"): static files read once, served by the web process,
+// The dashboard at / (docs/operations.md): static files read once, served by the web process,
 // with uPlot from Psyche's own dependencies, so the page works offline and needs no build step.
 // The files hold no data: everything on the page comes from the API, behind its key.
 import { readFileSync } from "node:fs";

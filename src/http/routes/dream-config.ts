@@ -1,15 +1,15 @@
 // The dream settings (GET and PATCH /dream/config, stored in the database) and do-not-disturb
 // (POST and DELETE /dream/dnd): Psyche sleeps undisturbed for a while, and requests wait.
 import { Hono } from "hono";
-import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { chatsWaiting } from "../../db/sql/dreams.js";
 import { reverieUnderway } from "../../db/sql/pgboss-jobs.js";
-import { DND_SIGNAL, DREAM_SIGNAL } from "../../dreams/dream.js";
+import { DND_SIGNAL } from "../../dreams/dream.js";
 import { setDoNotDisturb } from "../../db/sql/dream-settings.js";
 import { DreamSettingsPatchSchema, patchDreamSettings, readDreamSettings } from "../../dreams/settings.js";
 import { Channel } from "../../jobs/bus.js";
-import { type DreamJob, INFERENCE_QUEUE, Priority } from "../../jobs/queue.js";
+import { INFERENCE_QUEUE } from "../../jobs/queue.js";
+import { queueReverie, buildReverie } from "../../dreams/queue-reverie.js";
 import type { WebServices } from "../../web-services.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
@@ -50,9 +50,7 @@ export function dreamConfigRoutes(deps: WebServices): Hono {
     // Do-not-disturb is for sleeping: dream now if nothing is on the way.
     let dreamJobId: string | null = null;
     if (!(await reverieUnderway(deps.pool, INFERENCE_QUEUE))) {
-      const job: DreamJob = { kind: "dream", focus: reason ?? null, maxTokens: settings.dream_max_tokens, maxSeconds: settings.dream_max_seconds, temperature: settings.dream_temperature };
-      dreamJobId = await deps.boss.send(INFERENCE_QUEUE, job, { id: randomUUID(), priority: Priority.dream, retryLimit: 0 });
-      deps.bus.notify(Channel.jobs, DREAM_SIGNAL);
+      dreamJobId = await queueReverie(deps, buildReverie(settings, { kind: "dream", focus: reason }));
     }
     deps.bus.notify(Channel.jobs, DND_SIGNAL);
     return c.json({ object: "dream.dnd", dnd_until: until, reason: reason ?? null, queue_position: await chatsWaiting(deps.pool), dream_job_id: dreamJobId });

@@ -9,7 +9,8 @@ import { DREAM_SIGNAL } from "../../dreams/dream.js";
 import { readDreamSettings } from "../../dreams/settings.js";
 import { dreamStatus, wakeUp } from "../../dreams/status.js";
 import { Channel } from "../../jobs/bus.js";
-import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, Priority, type ReverieJob } from "../../jobs/queue.js";
+import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, Priority } from "../../jobs/queue.js";
+import { buildReverie, queueReverie } from "../../dreams/queue-reverie.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
@@ -52,17 +53,12 @@ export function dreamRoutes(deps: WebServices): Hono {
         const job: ConsolidateJob = { kind };
         id = await deps.boss.send(MAINTENANCE_QUEUE, job, { id: randomUUID(), priority: Priority.maintenance, retryLimit: 2 });
       } else {
-        const maxTokens = parsed.data.max_tokens ?? (kind === "dream" ? settings.dream_max_tokens : settings.reflection_max_tokens);
-        const job: ReverieJob =
-          kind === "dream"
-            ? { kind, focus: focus ?? null, maxTokens, maxSeconds: settings.dream_max_seconds, temperature: settings.dream_temperature }
-            : { kind, focus: focus ?? null, maxTokens, maxSeconds: settings.dream_max_seconds };
-        id = await deps.boss.send(INFERENCE_QUEUE, job, { id: randomUUID(), priority: Priority.dream, retryLimit: 0 });
+        id = await queueReverie(deps, buildReverie(settings, { kind, focus, maxTokens: parsed.data.max_tokens }));
       }
       if (!id) throw new ApiError(503, "service_unavailable", "the queue did not accept the job");
       ids.push(id);
     }
-    deps.bus.notify(kind === "consolidate" ? Channel.memory : Channel.jobs, DREAM_SIGNAL);
+    if (kind === "consolidate") deps.bus.notify(Channel.memory, DREAM_SIGNAL);
     return c.json({ object: "list", data: ids.map((id) => ({ object: "dream.job", id, kind, focus: focus ?? null, status: "queued" })) }, 202);
   });
 

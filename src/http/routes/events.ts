@@ -1,4 +1,4 @@
-// GET /v1/events: the inner life as Server-Sent Events (README: "Events"). The events are rows
+// GET /v1/events: the inner life as Server-Sent Events (docs/operations.md). The events are rows
 // that triggers write with each change (migrations/000013_events.sql), so any web process
 // serves the same stream, and a client that reconnects with Last-Event-ID misses none.
 import { Hono } from "hono";

@@ -1,4 +1,4 @@
-// OpenAI's Responses API over Psyche's conversations (README: "The Responses API"): a response
+// OpenAI's Responses API over Psyche's conversations (docs/api.md, "The Responses API"): a response
 // is a turn, so it recalls memories, moves the mood, wakes a dream and survives a client that
 // leaves or a worker that dies, exactly as a chat completion does.
 import { Hono } from "hono";

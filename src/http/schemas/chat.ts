@@ -60,7 +60,7 @@ export const ChatCompletionRequestSchema = z.object({
   seed: z.number().int().nullish(),
   n: z.literal(1, { error: "n must be 1: this server generates one choice per request" }).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
-  // Accepted because they cannot change the reply (README, "What each field does").
+  // Accepted because they cannot change the reply (docs/api.md, "What each field does").
   user: z.string().optional(),
   store: z.boolean().nullish(),
   service_tier: z.string().nullish(),

@@ -1,4 +1,4 @@
-// POST /v1/responses, as OpenAI defines it, for the parts Psyche serves (README: "The Responses
+// POST /v1/responses, as OpenAI defines it, for the parts Psyche serves (docs/api.md, "The Responses
 // API"). Input items become the conversation's messages in http/responses/input-items.ts.
 import { z } from "zod";
 import { functionName, JsonObjectStringSchema, LogitBiasSchema, PenaltySchema } from "../../tools/schemas.js";
@@ -181,7 +181,7 @@ export const ResponsesRequestSchema = z
     presence_penalty: PenaltySchema.nullish(),
     frequency_penalty: PenaltySchema.nullish(),
     logit_bias: LogitBiasSchema.nullish(),
-    // Accepted because they cannot change the reply (README, "What each field does").
+    // Accepted because they cannot change the reply (docs/api.md, "What each field does").
     include: IncludeSchema.nullish(),
     user: z.string().nullish(),
     service_tier: z.string().nullish(),
