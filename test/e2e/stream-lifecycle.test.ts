@@ -1,10 +1,11 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of raw fetch responses */
-// What happens to a stream when its client goes away, resumes, or cancels (README: "Streams").
+// What happens to a stream when its client goes away, resumes, or cancels (docs/api.md, "Streams").
 import t from "tap";
 import OpenAI from "openai";
 import { startPsyche } from "../helpers/psyche.js";
 
-const psyche = await startPsyche(t, { maxTokens: 4000 });
+// A context that holds the long prompt below: it is refused up front otherwise (conversation/context-fit.ts).
+const psyche = await startPsyche(t, { maxTokens: 4000, contextSize: 32768 });
 const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
 const waitFor = async (check: () => Promise<boolean>, ms = 20_000) => {
   const end = Date.now() + ms;
