@@ -75,6 +75,7 @@ export async function addToolResult(deps: TurnDeps, input: ToolResultInput): Pro
       model: made?.model ?? input.defaults.model,
       temperature: made?.temperature ?? null,
       topP: made?.top_p ?? null,
+      topK: made?.top_k ?? null,
       maxTokens: made?.max_tokens ?? input.defaults.maxTokens,
       seed: null,
       stop: made?.stop ?? [],

@@ -253,6 +253,7 @@ async function generateWithServerTools(
       maxTokens: Math.max(1, turn.max_tokens - sofar.tokens - completionTokens),
       temperature: turn.temperature ?? undefined,
       topP: turn.top_p ?? undefined,
+      topK: turn.top_k ?? undefined,
       seed: turn.seed ?? undefined,
       stop: turn.stop,
       // "required" asks for a call to one of the client's tools; after that the model chooses.

@@ -20,6 +20,8 @@ export interface GenerateRequest {
   /** OpenAI semantics: default 1. */
   temperature?: number | undefined;
   topP?: number | undefined;
+  /** Sample from the k likeliest tokens; 0 or unset: no limit. */
+  topK?: number | undefined;
   seed?: number | undefined;
   stop?: readonly string[];
   /** Aborting stops generation at the next token; the partial text is returned. */

@@ -195,6 +195,7 @@ export class LlamaEngine implements InferenceEngine {
         maxTokens,
         temperature: request.temperature ?? 1,
         topP: request.topP ?? undefined,
+        topK: request.topK || undefined,
         seed: request.seed ?? undefined,
         customStopTriggers: request.stop?.length ? [...request.stop] : undefined,
         signal,

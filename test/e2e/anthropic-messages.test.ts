@@ -8,7 +8,8 @@ import Anthropic from "@anthropic-ai/sdk";
 import { startPsyche } from "../helpers/psyche.js";
 
 const KEY = "sk-psyche-test-key";
-const psyche = await startPsyche(t, { recallPromptTokens: 0, apiKey: KEY, maxTokens: 256 });
+// The mood barely moves, so that two turns with the same words read the same prompt (top_k below).
+const psyche = await startPsyche(t, { recallPromptTokens: 0, apiKey: KEY, maxTokens: 256, moodSensitivity: 0.0001 });
 const client = new Anthropic({ baseURL: psyche.url, apiKey: KEY, maxRetries: 0 });
 const weather = { name: "get_weather", description: "The weather in a city", input_schema: { type: "object" as const, properties: { city: { type: "string", maxLength: 20 } }, required: ["city"] } };
 
@@ -56,6 +57,22 @@ t.test("a stream: Anthropic's event sequence, and its text equals the final mess
   t.equal(joined, text, "the deltas join into the final text");
   t.equal(final.stop_reason, "max_tokens");
   t.ok(final.usage.output_tokens > 0);
+});
+
+t.test("top_k is honoured: with top_k 1 a hot sampler says what a cold one says", async (t) => {
+  const ask = async (extra: { temperature: number; top_k?: number }) => {
+    const reply = await client.messages.create({ model: "claude-haiku-4-5", max_tokens: 16, messages: [{ role: "user", content: "Say something about rivers" }], ...extra });
+    return { id: reply.id, text: reply.content.map((b) => (b.type === "text" ? b.text : "")).join("") };
+  };
+  const cold = await ask({ temperature: 0 });
+  t.ok(cold.text.length > 0);
+  const greedy = [await ask({ temperature: 1, top_k: 1 }), await ask({ temperature: 1, top_k: 1 })];
+  for (const g of greedy) t.equal(g.text, cold.text, "top_k 1 leaves one token to sample: the likeliest");
+  const stored = await psyche.db.pool.query("select top_k from turns where id::text = $1", [greedy[0]!.id.slice(4).replace(/^(.{8})(.{4})(.{4})(.{4})/, "$1-$2-$3-$4-")]);
+  t.same(stored.rows, [{ top_k: 1 }], "stored with the turn");
+  // Without top_k the same heat samples freely: the check above can fail.
+  const free = [await ask({ temperature: 1 }), await ask({ temperature: 1 })];
+  t.ok(free.some((f) => f.text !== cold.text), "without it, temperature 1 wanders from the likeliest reply");
 });
 
 t.test("count_tokens counts with the model's tokenizer", async (t) => {

@@ -14,6 +14,7 @@ export interface Turn {
   model: string;
   temperature: number | null;
   top_p: number | null;
+  top_k: number | null;
   max_tokens: number;
   seed: number | null;
   stop: string[];
@@ -51,6 +52,8 @@ export interface NewTurn {
   model: string;
   temperature: number | null;
   topP: number | null;
+  /** Sample from the k likeliest tokens (Anthropic's top_k). */
+  topK?: number | null;
   maxTokens: number;
   seed: number | null;
   stop: string[];
@@ -95,8 +98,8 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
        update messages set superseded_at = now()
        where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty, frequency_penalty, logit_bias, instructions, purpose)
-       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb, $23, $24, $25::jsonb, $26, $27) returning id),
+       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty, frequency_penalty, logit_bias, instructions, purpose, top_k)
+       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb, $23, $24, $25::jsonb, $26, $27, $28) returning id),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
        select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
@@ -126,6 +129,7 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.logitBias && Object.keys(t.logitBias).length ? JSON.stringify(t.logitBias) : null,
       t.instructions ?? null,
       t.purpose ?? "chat",
+      t.topK ?? null,
     ],
   );
 }

@@ -47,6 +47,7 @@ export function messageRoutes(deps: WebServices): Hono {
         model: deps.modelId,
         temperature: req.temperature ?? null,
         topP: req.top_p ?? null,
+        topK: req.top_k ?? null,
         maxTokens,
         seed: null,
         stop: req.stop_sequences ?? [],

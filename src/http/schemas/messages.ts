@@ -67,6 +67,7 @@ export const MessagesRequestSchema = z.object({
   max_tokens: z.number({ error: "max_tokens is required" }).int().positive(),
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().gt(0).max(1).optional(),
+  top_k: z.number().int().min(0).optional(),
   stop_sequences: z.array(z.string().min(1)).max(16).optional(),
   stream: z.boolean().optional(),
   // Accepted because they cannot change the reply.
