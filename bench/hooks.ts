@@ -30,7 +30,13 @@ function input(event: HookEvent, i: number, query: string): Record<string, unkno
   if (event === "session-start") return { ...base, session_id: `bench-start-${i}`, source: "startup" };
   if (event === "user-prompt-submit") return { ...base, prompt: query };
   if (event === "pre-tool-use") return { ...base, tool_name: "Read", tool_input: { file_path: "/home/user/project/src/a.ts" } };
-  if (event === "post-tool-use") return { ...base, tool_name: "Bash", tool_input: { command: "npm test" }, tool_response: { stdout: "Tests: 12 passed, 12 total", stderr: "" } };
+  if (event === "post-tool-use")
+    return {
+      ...base,
+      tool_name: "Bash",
+      tool_input: { command: "npm test" },
+      tool_response: { stdout: "Tests: 12 passed, 12 total", stderr: "" },
+    };
   return { ...base, reason: "other" };
 }
 
@@ -44,7 +50,13 @@ function runHook(url: string, event: HookEvent, body: string): Promise<number> {
   });
 }
 
-export async function benchHooks(base: Config, log: Logger, memories: number, processRuns: number, httpCalls: number): Promise<HooksBenchResult> {
+export async function benchHooks(
+  base: Config,
+  log: Logger,
+  memories: number,
+  processRuns: number,
+  httpCalls: number,
+): Promise<HooksBenchResult> {
   const dataDir = join(base.dataDir, "hooks");
   rmSync(dataDir, { recursive: true, force: true });
   const config = loadConfig({ ...base, dataDir, embeddingModel: "builtin", recallPromptTokens: 0 }, {});
@@ -58,7 +70,8 @@ export async function benchHooks(base: Config, log: Logger, memories: number, pr
     for (const event of events) {
       for (let i = 0; i < 5; i++) await runHook(psyche.url, event, JSON.stringify(input(event, i, syntheticQuery(r))));
       const times: number[] = [];
-      for (let i = 0; i < processRuns; i++) times.push(await runHook(psyche.url, event, JSON.stringify(input(event, i, syntheticQuery(r)))));
+      for (let i = 0; i < processRuns; i++)
+        times.push(await runHook(psyche.url, event, JSON.stringify(input(event, i, syntheticQuery(r)))));
       result.processMs[event] = stats(times);
       const http: number[] = [];
       for (let i = 0; i < httpCalls + 10; i++) {
@@ -70,7 +83,9 @@ export async function benchHooks(base: Config, log: Logger, memories: number, pr
         if (i >= 10) http.push(performance.now() - t);
       }
       result.httpMs[event] = stats(http);
-      process.stderr.write(`  ${event}: process p95 ${result.processMs[event]!.p95.toFixed(1)} ms, HTTP p95 ${result.httpMs[event]!.p95.toFixed(1)} ms\n`);
+      process.stderr.write(
+        `  ${event}: process p95 ${result.processMs[event]!.p95.toFixed(1)} ms, HTTP p95 ${result.httpMs[event]!.p95.toFixed(1)} ms\n`,
+      );
     }
   } finally {
     await psyche.stop();

@@ -13,11 +13,17 @@ parentPort!.on("message", async (message: unknown) => {
   const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "assemble_context", arguments: { query, max_tokens: maxTokens } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: ++id,
+      method: "tools/call",
+      params: { name: "assemble_context", arguments: { query, max_tokens: maxTokens } },
+    }),
   });
   const body = (await res.json()) as { result?: { isError?: boolean; structuredContent?: { markdown: string; memory_ids: string[] } } };
   const ms = performance.now() - start;
   const out = body.result?.structuredContent;
-  if (!res.ok || body.result?.isError || !out) throw new Error(`assemble_context failed: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  if (!res.ok || body.result?.isError || !out)
+    throw new Error(`assemble_context failed: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
   parentPort!.postMessage({ ms, memories: out.memory_ids.length, chars: out.markdown.length });
 });

@@ -31,7 +31,10 @@ export async function benchMcp(base: Config, log: Logger, memories: number, call
   rmSync(dataDir, { recursive: true, force: true });
   const config = loadConfig({ ...base, dataDir, embeddingModel: "builtin", recallPromptTokens: 0 }, {});
   const psyche = await serve(config, log);
-  const clientFile = new URL(import.meta.url.endsWith(".ts") ? "../dist/bench/mcp-client-thread.js" : "./mcp-client-thread.js", import.meta.url);
+  const clientFile = new URL(
+    import.meta.url.endsWith(".ts") ? "../dist/bench/mcp-client-thread.js" : "./mcp-client-thread.js",
+    import.meta.url,
+  );
   const client = new Worker(clientFile, { workerData: { url: `${psyche.url}/mcp` } });
   const ask = (query: string) =>
     new Promise<{ ms: number; memories: number }>((resolve, reject) => {
@@ -43,7 +46,12 @@ export async function benchMcp(base: Config, log: Logger, memories: number, call
     await load(psyche.db.pool, psyche.mem.embedder, psyche.mem.memory, memories, 11);
     const r = random(5);
     for (let i = 0; i < 5; i++) {
-      await psyche.mem.memory.remember({ kind: "insight", content: `Insight: ${syntheticMemory(r)}`, importance: 0.8, sourceKind: "dream" });
+      await psyche.mem.memory.remember({
+        kind: "insight",
+        content: `Insight: ${syntheticMemory(r)}`,
+        importance: 0.8,
+        sourceKind: "dream",
+      });
     }
     await psyche.db.pool.query("analyze memories");
     for (let i = 0; i < 20; i++) await ask(syntheticQuery(r));

@@ -116,10 +116,24 @@ export async function benchStore(base: Config, log: Logger, spec: EmbedSpec, thr
     for (const threads of threadCounts) {
       const embedder = await ThreadEmbedder.start(spec, threads);
       try {
-        const memory = new Memory({ pool: psyche.db.pool, embedder, scorer, settings: { rank: { weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 }, recencyHalfLifeHours: 24, minSimilarity: 0.1 }, duplicateSimilarity: 0.95 } });
+        const memory = new Memory({
+          pool: psyche.db.pool,
+          embedder,
+          scorer,
+          settings: {
+            rank: {
+              weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 },
+              recencyHalfLifeHours: 24,
+              minSimilarity: 0.1,
+            },
+            duplicateSimilarity: 0.95,
+          },
+        });
         const r = random(1000 + threads);
         const texts = Array.from({ length: n }, () => syntheticMemory(r));
-        await Promise.all(texts.slice(0, 8).map((content) => memory.remember({ kind: "episodic", content: `warm-up ${content}`, sourceKind: "api" })));
+        await Promise.all(
+          texts.slice(0, 8).map((content) => memory.remember({ kind: "episodic", content: `warm-up ${content}`, sourceKind: "api" })),
+        );
         const t0 = performance.now();
         let next = 0;
         await Promise.all(

@@ -80,7 +80,10 @@ export function loadPersona(file: string): Persona {
           },
         });
       }
-      steps.push({ kind: "turn", turn: { key: `${s.session_uuid}#${i}`, session: s.session_uuid, speaker: t.speaker, content: t.content } });
+      steps.push({
+        kind: "turn",
+        turn: { key: `${s.session_uuid}#${i}`, session: s.session_uuid, speaker: t.speaker, content: t.content },
+      });
     });
   }
   return { name: file.replace(/^.*\//, "").replace(/_dialogues_256k\.json$/, ""), steps };

@@ -82,9 +82,18 @@ export function summarise(rows: readonly QueryResult[], side: "psyche" | "bm25")
   };
 }
 
-export async function benchRetrieval(base: Config, log: Logger, datasetDir: string, resultsDir: string, limit = Infinity): Promise<RetrievalResult> {
+export async function benchRetrieval(
+  base: Config,
+  log: Logger,
+  datasetDir: string,
+  resultsDir: string,
+  limit = Infinity,
+): Promise<RetrievalResult> {
   const dataDir = join(base.dataDir, "retrieval");
-  const config = loadConfig({ ...base, dataDir, embeddingModel: "builtin", recallPromptTokens: 0, dreamDelaySeconds: 0, consolidation: false }, {});
+  const config = loadConfig(
+    { ...base, dataDir, embeddingModel: "builtin", recallPromptTokens: 0, dreamDelaySeconds: 0, consolidation: false },
+    {},
+  );
   const psyche = await serve(config, log);
   const rows: QueryResult[] = [];
   const searchTimes: number[] = [];
@@ -106,7 +115,13 @@ export async function benchRetrieval(base: Config, log: Logger, datasetDir: stri
           const content = step.turn.content.slice(0, MAX_MEMORY_CHARS).trim();
           if (!content) continue;
           const t = performance.now();
-          const kept = await psyche.mem.memory.remember({ kind: "episodic", content, sourceKind: "api", sourceId: step.turn.key, conversationId: step.turn.session });
+          const kept = await psyche.mem.memory.remember({
+            kind: "episodic",
+            content,
+            sourceKind: "api",
+            sourceId: step.turn.key,
+            conversationId: step.turn.session,
+          });
           storeMs += performance.now() - t;
           turnsStored++;
           const keys = keysOf.get(kept.memory.id);

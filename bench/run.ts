@@ -36,11 +36,23 @@ if (!existsSync(modelPath) && (!only || ["stream", "wake", "memory"].includes(on
   process.stderr.write(`  done in ${((Date.now() - t) / 1000).toFixed(1)} s\n`);
 }
 
-const previous = existsSync(join(root, "bench", "results", "latest.json")) ? JSON.parse(readFileSync(join(root, "bench", "results", "latest.json"), "utf8")) : {};
+const previous = existsSync(join(root, "bench", "results", "latest.json"))
+  ? JSON.parse(readFileSync(join(root, "bench", "results", "latest.json"), "utf8"))
+  : {};
 const log = createLogger("warn");
 const cores = availableParallelism();
 // The stream benchmark measures the path, not memory: no recall in the prompt.
-const streamFlags = { dataDir, port: 0, dbPort: 0, logLevel: "warn", quiet: true, embeddingModel: "builtin", embeddingThreads: 1, recallPromptTokens: 0, memoryTools: false };
+const streamFlags = {
+  dataDir,
+  port: 0,
+  dbPort: 0,
+  logLevel: "warn",
+  quiet: true,
+  embeddingModel: "builtin",
+  embeddingThreads: 1,
+  recallPromptTokens: 0,
+  memoryTools: false,
+};
 
 let measured = previous.measured ?? [];
 const part = (name: "stream" | "memory" | "wake" | "mcp" | "hooks" | "retrieval") => !only || only === name;
@@ -85,7 +97,13 @@ if (part("memory")) {
   process.stderr.write("memory store\n");
   const store = [
     ...(await benchStore(base, log, { kind: "lexical" }, storeThreads, Number(process.env.BENCH_STORE_LEXICAL ?? 400))),
-    ...(await benchStore(base, log, { kind: "gguf", path: modelPath, name: BENCH_SHAPE.name }, storeThreads, Number(process.env.BENCH_STORE_GGUF ?? 48))),
+    ...(await benchStore(
+      base,
+      log,
+      { kind: "gguf", path: modelPath, name: BENCH_SHAPE.name },
+      storeThreads,
+      Number(process.env.BENCH_STORE_GGUF ?? 48),
+    )),
   ];
   memory = { date: new Date().toISOString(), search, store };
 }
@@ -104,14 +122,20 @@ if (part("hooks")) {
   const memories = Number(process.env.BENCH_HOOKS_MEMORIES ?? 10_000);
   const base = loadConfig({ ...streamFlags, model: "tiny", threads: 1, embeddingThreads: cores }, {});
   process.stderr.write(`hooks: each hook as a process and over HTTP, ${memories} memories\n`);
-  hooks = { date: new Date().toISOString(), ...(await benchHooks(base, log, memories, Number(process.env.BENCH_HOOKS_RUNS ?? 40), Number(process.env.BENCH_HOOKS_CALLS ?? 200))) };
+  hooks = {
+    date: new Date().toISOString(),
+    ...(await benchHooks(base, log, memories, Number(process.env.BENCH_HOOKS_RUNS ?? 40), Number(process.env.BENCH_HOOKS_CALLS ?? 200))),
+  };
 }
 
 let retrieval: RetrievalResult | undefined = previous.retrieval;
 let vectorSides: VectorSidesResult | undefined = previous.vectorSides;
 if (part("retrieval")) {
   const dir = realmemDir(root);
-  if (!dir) process.stderr.write("retrieval: no RealMem dataset (set REALMEM_DIR, or keep ../shared/datasets/realmem beside the project); skipped\n");
+  if (!dir)
+    process.stderr.write(
+      "retrieval: no RealMem dataset (set REALMEM_DIR, or keep ../shared/datasets/realmem beside the project); skipped\n",
+    );
   else {
     const base = loadConfig({ ...streamFlags, model: "tiny", threads: 1, embeddingThreads: cores }, {});
     const personas = Number(process.env.BENCH_RETRIEVAL_PERSONAS ?? Infinity);
@@ -125,7 +149,10 @@ if (part("retrieval")) {
 const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const keepStream = !part("stream");
 const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
-const meta = keepStream && previous.runs ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns } : { runs, maxTokens, ttftRuns };
+const meta =
+  keepStream && previous.runs
+    ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns }
+    : { runs, maxTokens, ttftRuns };
 const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp, hooks, retrieval, vectorSides };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -149,10 +176,15 @@ if (memory) {
     "| measure | memories | threads | result | target | met |",
     "| --- | --- | --- | --- | --- | --- |",
     ...(memory.search as SearchResult[]).map(
-      (r) => `| search p50 / p95 (ms) | ${r.memories} | ${cores} | ${f1(r.p50Ms)} / ${f1(r.p95Ms)} | p95 < 20 ms at 100k | ${r.memories >= 100_000 ? pass(r.p95Ms < 20) : "-"} |`,
+      (r) =>
+        `| search p50 / p95 (ms) | ${r.memories} | ${cores} | ${f1(r.p50Ms)} / ${f1(r.p95Ms)} | p95 < 20 ms at 100k | ${r.memories >= 100_000 ? pass(r.p95Ms < 20) : "-"} |`,
     ),
     ...(memory.search as SearchResult[]).flatMap((r) =>
-      r.long ? [`| search p50 / p95, long queries (${r.long.terms} terms) (ms) | ${r.memories} | ${cores} | ${f1(r.long.p50Ms)} / ${f1(r.long.p95Ms)} | | - |`] : [],
+      r.long
+        ? [
+            `| search p50 / p95, long queries (${r.long.terms} terms) (ms) | ${r.memories} | ${cores} | ${f1(r.long.p50Ms)} / ${f1(r.long.p95Ms)} | | - |`,
+          ]
+        : [],
     ),
     ...(memory.store as StoreResult[]).map(
       // The built-in embedder takes ~0.05 ms a text: storing with it is bound by the database,
@@ -172,7 +204,9 @@ if (wake) {
     "| measure | p50 / p95 / max (ms) | target | met |",
     "| --- | --- | --- | --- |",
     ...(wake.wakeFromRequestMs
-      ? [`| wake latency, from the request | ${ms(wake.wakeFromRequestMs)} | p95 < 100, max < 1000 | ${pass(wake.wakeFromRequestMs.p95 < 100 && wake.wakeFromRequestMs.max < 1000)} |`]
+      ? [
+          `| wake latency, from the request | ${ms(wake.wakeFromRequestMs)} | p95 < 100, max < 1000 | ${pass(wake.wakeFromRequestMs.p95 < 100 && wake.wakeFromRequestMs.max < 1000)} |`,
+        ]
       : []),
     `| wake latency, in the worker | ${ms(wake.wakeLatencyMs)} | p95 < 100, max < 1000 | ${pass(wake.wakeLatencyMs.p95 < 100 && wake.wakeLatencyMs.max < 1000)} |`,
     `| chat time to first token, worker idle | ${ms(wake.ttftIdleMs)} | | |`,
@@ -225,7 +259,8 @@ if (retrieval) {
 }
 if (vectorSides) {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-  const at = (side: string, weight: number, conversation: boolean) => vectorSides.rows.find((r) => r.side === side && r.weight === weight && r.conversation === conversation);
+  const at = (side: string, weight: number, conversation: boolean) =>
+    vectorSides.rows.find((r) => r.side === side && r.weight === weight && r.conversation === conversation);
   const names = [...new Set(vectorSides.rows.map((r) => r.side))];
   const weights = [...new Set(vectorSides.rows.map((r) => r.weight))].filter((w) => w > 0).sort((a, b) => a - b);
   const cell = (r: VectorSidesResult["rows"][number] | undefined) => (r ? `${pct(r.turn5)} / ${pct(r.turn10)}` : "-");

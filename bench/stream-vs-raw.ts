@@ -41,7 +41,11 @@ async function rawSample(engine: InferenceEngine, messages: PromptMessage[], max
       if (!firstAt) firstAt = lastAt;
     },
   });
-  return { ttftMs: firstAt - start, tokensPerSecond: decodeRate(result.completionTokens, firstAt, lastAt), tokens: result.completionTokens };
+  return {
+    ttftMs: firstAt - start,
+    tokensPerSecond: decodeRate(result.completionTokens, firstAt, lastAt),
+    tokens: result.completionTokens,
+  };
 }
 
 /** Runs the streaming client in its own thread (bench/http-client-thread.ts). */
@@ -93,11 +97,21 @@ async function pairs(config: Config, engine: InferenceEngine, client: Worker, ru
  * model's own prompt evaluation varies by tens of ms per run, and only many pairs pin the
  * median of the difference.
  */
-export async function benchStreamVsRaw(config: Config, log: Logger, engine: InferenceEngine, runs: number, maxTokens: number, ttftRuns: number): Promise<StreamBenchResult> {
+export async function benchStreamVsRaw(
+  config: Config,
+  log: Logger,
+  engine: InferenceEngine,
+  runs: number,
+  maxTokens: number,
+  ttftRuns: number,
+): Promise<StreamBenchResult> {
   const psyche = await serve(config, log, { engine });
   try {
     // The thread runs compiled JS: npm run bench builds dist/ first.
-    const clientFile = new URL(import.meta.url.endsWith(".ts") ? "../dist/bench/http-client-thread.js" : "./http-client-thread.js", import.meta.url);
+    const clientFile = new URL(
+      import.meta.url.endsWith(".ts") ? "../dist/bench/http-client-thread.js" : "./http-client-thread.js",
+      import.meta.url,
+    );
     const client = new Worker(clientFile, { workerData: { baseURL: `${psyche.url}/v1` } });
     await once(client, "online");
     try {

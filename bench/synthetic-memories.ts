@@ -1,12 +1,119 @@
 // Deterministic synthetic memories and queries for the memory benchmark: templated sentences
 // over a few hundred words, so full text and vectors behave as they do on real notes.
-const PEOPLE = ["Maya", "Ravi", "Anna", "Tomás", "Lena", "Kofi", "Yuki", "Omar", "Ines", "Bjorn", "Priya", "Sam", "Chen", "Zara", "Hugo", "Nora"];
-const VERBS = ["borrowed", "painted", "lost", "repaired", "bought", "sold", "baked", "wrote", "found", "carried", "planted", "cleaned", "described", "forgot", "photographed", "mended"];
-const ADJECTIVES = ["green", "old", "heavy", "tiny", "broken", "shiny", "wooden", "striped", "favourite", "borrowed", "secret", "noisy", "fragile", "warm", "crooked", "golden"];
-const THINGS = ["umbrella", "bicycle", "letter", "cake", "guitar", "lamp", "notebook", "kettle", "scarf", "telescope", "garden", "boat", "painting", "clock", "map", "violin", "chair", "camera", "recipe", "kite"];
-const PLACES = ["the library", "the harbour", "the market", "grandmother's house", "the office", "the park", "the train station", "the bakery", "the museum", "the beach", "the attic", "the school", "the hospital", "the cafe"];
-const TIMES = ["on a rainy Tuesday", "before dawn", "last winter", "during the festival", "after the storm", "on her birthday", "at midnight", "in early spring", "over the weekend", "during lunch"];
-const FEELINGS = ["It was wonderful.", "That felt sad.", "Everyone laughed about it.", "It was a little frightening.", "Nobody noticed.", "I think it mattered a lot.", "It was frustrating.", ""];
+const PEOPLE = [
+  "Maya",
+  "Ravi",
+  "Anna",
+  "Tomás",
+  "Lena",
+  "Kofi",
+  "Yuki",
+  "Omar",
+  "Ines",
+  "Bjorn",
+  "Priya",
+  "Sam",
+  "Chen",
+  "Zara",
+  "Hugo",
+  "Nora",
+];
+const VERBS = [
+  "borrowed",
+  "painted",
+  "lost",
+  "repaired",
+  "bought",
+  "sold",
+  "baked",
+  "wrote",
+  "found",
+  "carried",
+  "planted",
+  "cleaned",
+  "described",
+  "forgot",
+  "photographed",
+  "mended",
+];
+const ADJECTIVES = [
+  "green",
+  "old",
+  "heavy",
+  "tiny",
+  "broken",
+  "shiny",
+  "wooden",
+  "striped",
+  "favourite",
+  "borrowed",
+  "secret",
+  "noisy",
+  "fragile",
+  "warm",
+  "crooked",
+  "golden",
+];
+const THINGS = [
+  "umbrella",
+  "bicycle",
+  "letter",
+  "cake",
+  "guitar",
+  "lamp",
+  "notebook",
+  "kettle",
+  "scarf",
+  "telescope",
+  "garden",
+  "boat",
+  "painting",
+  "clock",
+  "map",
+  "violin",
+  "chair",
+  "camera",
+  "recipe",
+  "kite",
+];
+const PLACES = [
+  "the library",
+  "the harbour",
+  "the market",
+  "grandmother's house",
+  "the office",
+  "the park",
+  "the train station",
+  "the bakery",
+  "the museum",
+  "the beach",
+  "the attic",
+  "the school",
+  "the hospital",
+  "the cafe",
+];
+const TIMES = [
+  "on a rainy Tuesday",
+  "before dawn",
+  "last winter",
+  "during the festival",
+  "after the storm",
+  "on her birthday",
+  "at midnight",
+  "in early spring",
+  "over the weekend",
+  "during lunch",
+];
+const FEELINGS = [
+  "It was wonderful.",
+  "That felt sad.",
+  "Everyone laughed about it.",
+  "It was a little frightening.",
+  "Nobody noticed.",
+  "I think it mattered a lot.",
+  "It was frustrating.",
+  "",
+];
 
 /** mulberry32: a small seeded PRNG. */
 export function random(seed: number): () => number {

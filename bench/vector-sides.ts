@@ -134,7 +134,12 @@ interface Stored extends Rankable {
 export function benchVectorSides(datasetDir: string, limit = Infinity): VectorSidesResult {
   const config = loadConfig({}, {});
   const base: RankSettings = {
-    weights: { vector: config.recallWeightVector, conversation: config.recallWeightConversation, recency: config.recallWeightRecency, importance: config.recallWeightImportance },
+    weights: {
+      vector: config.recallWeightVector,
+      conversation: config.recallWeightConversation,
+      recency: config.recallWeightRecency,
+      importance: config.recallWeightImportance,
+    },
     recencyHalfLifeHours: config.recallHalfLifeHours,
     minSimilarity: config.recallMinSimilarity,
   };
@@ -166,7 +171,14 @@ export function benchVectorSides(datasetDir: string, limit = Infinity): VectorSi
         if (!content) continue;
         bm25.add(content);
         all.forEach((side, i) => vectors[i]!.push(side.stored(content, step.turn.session)));
-        stored.push({ key: step.turn.key, similarity: null, text_score: 0, importance: 0, conversation_id: step.turn.session, created_at: formed });
+        stored.push({
+          key: step.turn.key,
+          similarity: null,
+          text_score: 0,
+          importance: 0,
+          conversation_id: step.turn.session,
+          created_at: formed,
+        });
         continue;
       }
       const q = step.query;
@@ -185,11 +197,20 @@ export function benchVectorSides(datasetDir: string, limit = Infinity): VectorSi
               .map(([d]) => d)
           : [];
         const textScore = new Map(text);
-        const candidates = [...new Set([...text.map(([d]) => d), ...byVector])].map((d) => ({ ...stored[d]!, similarity: similarity(d), text_score: textScore.get(d) ?? 0 }));
+        const candidates = [...new Set([...text.map(([d]) => d), ...byVector])].map((d) => ({
+          ...stored[d]!,
+          similarity: similarity(d),
+          text_score: textScore.get(d) ?? 0,
+        }));
         for (const weight of qv ? weights : [0]) {
           for (const conversation of [true, false]) {
-            const settings = { ...base, weights: { ...base.weights, vector: weight, conversation: conversation ? base.weights.conversation : 0 } };
-            const top = rankMemories(candidates, settings, formed).slice(0, K).map((r) => r.memory.key);
+            const settings = {
+              ...base,
+              weights: { ...base.weights, vector: weight, conversation: conversation ? base.weights.conversation : 0 },
+            };
+            const top = rankMemories(candidates, settings, formed)
+              .slice(0, K)
+              .map((r) => r.memory.key);
             const share = (k: number) => q.evidenceTurns.filter((e) => top.slice(0, k).includes(e)).length / q.evidenceTurns.length;
             tally(side.name, weight, conversation, share(5), share(10));
           }

@@ -34,7 +34,12 @@ const spread = (xs: number[]): Spread => {
 
 async function ttft(client: OpenAI, question: string): Promise<number> {
   const start = performance.now();
-  const stream = await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: question }], max_tokens: 2, stream: true });
+  const stream = await client.chat.completions.create({
+    model: "psyche",
+    messages: [{ role: "user", content: question }],
+    max_tokens: 2,
+    stream: true,
+  });
   let first = 0;
   for await (const chunk of stream) if (!first && chunk.choices[0]?.delta.content) first = performance.now();
   return first - start;
@@ -51,7 +56,11 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
   try {
     for (let i = 0; i <= trials; i++) {
       const idleTtft = await ttft(client, `idle ${i}: what did you dream about?`);
-      const res = await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "dream", max_tokens: 4000 }) });
+      const res = await fetch(`${psyche.url}/dream/jobs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ kind: "dream", max_tokens: 4000 }),
+      });
       const jobId = ((await res.json()) as { data: { id: string }[] }).data[0]!.id;
       for (;;) {
         const row = await pool.query("select 1 from dream_journal where job_id = $1", [jobId]);
@@ -87,5 +96,12 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
   }
   const ttftIdleMs = spread(idle);
   const ttftDreamingMs = spread(dreaming);
-  return { trials, wakeLatencyMs: spread(wake), wakeFromRequestMs: spread(fromRequest), ttftIdleMs, ttftDreamingMs, ttftGrowthP95Ms: ttftDreamingMs.p95 - ttftIdleMs.p95 };
+  return {
+    trials,
+    wakeLatencyMs: spread(wake),
+    wakeFromRequestMs: spread(fromRequest),
+    ttftIdleMs,
+    ttftDreamingMs,
+    ttftGrowthP95Ms: ttftDreamingMs.p95 - ttftIdleMs.p95,
+  };
 }

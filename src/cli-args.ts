@@ -3,7 +3,23 @@ import { parseArgs } from "node:util";
 import { ENV_NAMES, flagName } from "./config.js";
 import { UserError, type UserErrorOptions } from "./errors.js";
 
-export const COMMANDS = ["serve", "start", "stop", "status", "logs", "db", "migrate", "web", "inference", "mcp", "model", "hook", "install", "uninstall", "chat"] as const;
+export const COMMANDS = [
+  "serve",
+  "start",
+  "stop",
+  "status",
+  "logs",
+  "db",
+  "migrate",
+  "web",
+  "inference",
+  "mcp",
+  "model",
+  "hook",
+  "install",
+  "uninstall",
+  "chat",
+] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export class UsageError extends UserError {
@@ -68,12 +84,16 @@ export interface ParsedArgs {
 }
 
 export function parseCli(argv: string[]): ParsedArgs {
-  const options: Record<string, { type: "string" | "boolean"; short?: string }> = { out: { type: "string" }, help: { type: "boolean" }, follow: { type: "boolean", short: "f" },
+  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
+    out: { type: "string" },
+    help: { type: "boolean" },
+    follow: { type: "boolean", short: "f" },
     project: { type: "boolean" },
     http: { type: "boolean" },
     "dry-run": { type: "boolean" },
   };
-  for (const key of Object.keys(ENV_NAMES)) options[flagName(key)] = { type: key === "quiet" || key === "strictParams" ? "boolean" : "string" };
+  for (const key of Object.keys(ENV_NAMES))
+    options[flagName(key)] = { type: key === "quiet" || key === "strictParams" ? "boolean" : "string" };
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
@@ -90,7 +110,12 @@ export function parseCli(argv: string[]): ParsedArgs {
     const value = parsed.values[flagName(key)];
     if (value !== undefined) flags[key] = value;
   }
-  return { command: command as Command, rest, flags, out: parsed.values.out as string | undefined, help,
+  return {
+    command: command as Command,
+    rest,
+    flags,
+    out: parsed.values.out as string | undefined,
+    help,
     follow: parsed.values.follow === true,
     project: parsed.values.project === true,
     http: parsed.values.http === true,

@@ -62,7 +62,11 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
     case "stop": {
       const stopped = await stopDaemon(config);
       if (stopped.note) say(`note: ${stopped.note}`);
-      say(stopped.stopped ? `stopped Psyche (pid ${stopped.pid}${stopped.killed ? ", killed after the grace period" : ""})` : "Psyche is not running");
+      say(
+        stopped.stopped
+          ? `stopped Psyche (pid ${stopped.pid}${stopped.killed ? ", killed after the grace period" : ""})`
+          : "Psyche is not running",
+      );
       return;
     }
     case "status": {
@@ -73,7 +77,9 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
         return;
       }
       const up = status.uptimeSeconds ?? 0;
-      say(`Psyche is running: pid ${status.pid}, ${status.url ?? "no URL yet"}, up ${Math.floor(up / 3600)}h${Math.floor((up % 3600) / 60)}m${up % 60}s, version ${status.version}, health ${status.health}`);
+      say(
+        `Psyche is running: pid ${status.pid}, ${status.url ?? "no URL yet"}, up ${Math.floor(up / 3600)}h${Math.floor((up % 3600) / 60)}m${up % 60}s, version ${status.version}, health ${status.health}`,
+      );
       return;
     }
     case "logs": {
@@ -114,7 +120,8 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
       const kind = args.rest[0];
       if (kind === "pull") {
         const uri = args.rest[1];
-        if (!uri || !/^(hf:|https?:)/.test(uri)) throw new UsageError(`psyche model pull needs an hf: URI or a URL (e.g. psyche model pull ${DEFAULT_EMBEDDING_MODEL})`);
+        if (!uri || !/^(hf:|https?:)/.test(uri))
+          throw new UsageError(`psyche model pull needs an hf: URI or a URL (e.g. psyche model pull ${DEFAULT_EMBEDDING_MODEL})`);
         const local = await localModelCopy(uri, config.dataDir, config.hfEndpoint);
         if (local) {
           say(`already downloaded: ${local}`);
@@ -122,12 +129,16 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
         }
         // Asked for by the user: a progress bar and no time limit.
         say(`downloading ${uri} from ${downloadSource(uri, config.hfEndpoint)} into ${resolve(config.dataDir, "models")}`);
-        say(`downloaded: ${await downloadModel(uri, config.dataDir, { endpoint: config.hfEndpoint, interactive: process.stderr.isTTY === true })}`);
+        say(
+          `downloaded: ${await downloadModel(uri, config.dataDir, { endpoint: config.hfEndpoint, interactive: process.stderr.isTTY === true })}`,
+        );
         return;
       }
       const shapes = { tiny: TINY_SHAPE, "tiny-agent": TINY_AGENT_SHAPE, bench: BENCH_SHAPE } as const;
       if (kind !== "tiny" && kind !== "tiny-agent" && kind !== "bench") {
-        throw new UsageError("psyche model needs a kind: tiny, tiny-agent or bench (e.g. psyche model tiny --out tiny.gguf), or pull <hf: URI>");
+        throw new UsageError(
+          "psyche model needs a kind: tiny, tiny-agent or bench (e.g. psyche model tiny --out tiny.gguf), or pull <hf: URI>",
+        );
       }
       if (!args.out) throw new UsageError(`psyche model ${kind} needs --out <file>`);
       const out = resolve(args.out);

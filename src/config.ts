@@ -51,9 +51,13 @@ export const ConfigSchema = z.object({
     .union([z.string(), z.array(z.string()).transform((a) => a.join(","))])
     .default("")
     .transform((s, ctx) => {
-      const origins = s.split(",").map((o) => o.trim()).filter(Boolean);
+      const origins = s
+        .split(",")
+        .map((o) => o.trim())
+        .filter(Boolean);
       for (const o of origins) {
-        if (!URL.canParse(o) || new URL(o).origin !== o) ctx.addIssue({ code: "custom", message: `'${o}' is not an origin like https://example.com (scheme, host, optional port)` });
+        if (!URL.canParse(o) || new URL(o).origin !== o)
+          ctx.addIssue({ code: "custom", message: `'${o}' is not an origin like https://example.com (scheme, host, optional port)` });
       }
       return origins;
     }),
@@ -151,10 +155,14 @@ export type Config = z.infer<typeof ConfigSchema>;
 const UNPREFIXED_ENV: Partial<Record<keyof Config, string>> = { databaseUrl: "DATABASE_URL" };
 
 /** A setting's environment variable: PSYCHE_ and the key in upper snake case (dataDir: PSYCHE_DATA_DIR). */
-export const envName = (key: keyof Config): string => UNPREFIXED_ENV[key] ?? `PSYCHE_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+export const envName = (key: keyof Config): string =>
+  UNPREFIXED_ENV[key] ?? `PSYCHE_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 
 /** Environment variable for each setting; the flag is the kebab-case of the key. */
-export const ENV_NAMES = Object.fromEntries(Object.keys(ConfigSchema.shape).map((key) => [key, envName(key as keyof Config)])) as Record<keyof Config, string>;
+export const ENV_NAMES = Object.fromEntries(Object.keys(ConfigSchema.shape).map((key) => [key, envName(key as keyof Config)])) as Record<
+  keyof Config,
+  string
+>;
 
 export const flagName = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -187,7 +195,8 @@ export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEn
       const key = String(issue.path[0] ?? "");
       const envName = ENV_NAMES[key as keyof Config];
       // A secret is never echoed, not even a rejected one.
-      const given = raw[key] === undefined ? "" : SECRET_KEYS.has(key) ? " (the value given is not shown)" : ` (got ${JSON.stringify(raw[key])})`;
+      const given =
+        raw[key] === undefined ? "" : SECRET_KEYS.has(key) ? " (the value given is not shown)" : ` (got ${JSON.stringify(raw[key])})`;
       return `invalid --${flagName(key)} / ${envName}${given}: ${issue.message}`;
     });
     throw new ConfigError(lines.join("\n"));

@@ -22,7 +22,15 @@ export interface UserErrorOptions {
 }
 
 const typeFor = (status: number): ErrorType =>
-  status === 401 ? "authentication_error" : status === 404 ? "not_found_error" : status === 503 ? "service_unavailable" : status >= 500 ? "server_error" : "invalid_request_error";
+  status === 401
+    ? "authentication_error"
+    : status === 404
+      ? "not_found_error"
+      : status === 503
+        ? "service_unavailable"
+        : status >= 500
+          ? "server_error"
+          : "invalid_request_error";
 
 export class UserError extends Error {
   override name = "UserError";
@@ -71,11 +79,15 @@ export class ContextOverflow extends UserError {
 }
 
 /** A 400 that names the field at fault. */
-export const invalidRequest = (message: string, param?: string, code?: string) => new UserError(message, { param: param ?? null, code: code ?? null });
+export const invalidRequest = (message: string, param?: string, code?: string) =>
+  new UserError(message, { param: param ?? null, code: code ?? null });
 
 /** `messages[0].role` from zod's ["messages", 0, "role"]. */
 const fieldPath = (path: readonly PropertyKey[]) =>
-  path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "");
+  path
+    .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+    .join("")
+    .replace(/^\./, "");
 
 /**
  * A union none of whose alternatives matched says only "Invalid input": the alternative that

@@ -3,4 +3,5 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "./paths.js";
 
-export const PSYCHE_VERSION: string = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string }).version;
+export const PSYCHE_VERSION: string = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version: string })
+  .version;

@@ -45,8 +45,14 @@ t.test("listening beyond loopback requires an API key", async (t) => {
 
 t.test("MCP: extra browser origins, and the server psyche mcp bridges to", async (t) => {
   t.same(loadConfig({}, {}).mcpAllowedOrigins, [], "none beyond loopback pages by default");
-  t.same(loadConfig({}, { PSYCHE_MCP_ALLOWED_ORIGINS: "https://a.example, http://b.example:8080" }).mcpAllowedOrigins, ["https://a.example", "http://b.example:8080"]);
-  t.throws(() => loadConfig({ mcpAllowedOrigins: "https://a.example/path" }, {}), /--mcp-allowed-origins \/ PSYCHE_MCP_ALLOWED_ORIGINS.*not an origin/s);
+  t.same(loadConfig({}, { PSYCHE_MCP_ALLOWED_ORIGINS: "https://a.example, http://b.example:8080" }).mcpAllowedOrigins, [
+    "https://a.example",
+    "http://b.example:8080",
+  ]);
+  t.throws(
+    () => loadConfig({ mcpAllowedOrigins: "https://a.example/path" }, {}),
+    /--mcp-allowed-origins \/ PSYCHE_MCP_ALLOWED_ORIGINS.*not an origin/s,
+  );
   t.throws(() => loadConfig({ mcpAllowedOrigins: "a.example" }, {}), /not an origin/);
   t.equal(loadConfig({}, { PSYCHE_SERVER_URL: "http://10.0.0.5:8741" }).serverUrl, "http://10.0.0.5:8741");
   t.throws(() => loadConfig({ serverUrl: "ftp://x.example" }, {}), /--server-url/);

@@ -20,7 +20,10 @@ t.test("the README is a front door: short, the two commands first", async (t) =>
 t.test("every page of docs/ is linked from the README, and every link there leads somewhere", async (t) => {
   t.ok(pages.length >= 10, `${pages.length} pages`);
   for (const page of pages) t.ok(readme.includes(`](docs/${page})`), `the README links docs/${page}`);
-  for (const [file, text] of [["README.md", readme] as const, ...pages.map((p) => [`docs/${p}`, readFileSync(join(root, "docs", p), "utf8")] as const)]) {
+  for (const [file, text] of [
+    ["README.md", readme] as const,
+    ...pages.map((p) => [`docs/${p}`, readFileSync(join(root, "docs", p), "utf8")] as const),
+  ]) {
     for (const m of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
       const target = m[1]!;
       if (/^[a-z]+:/.test(target)) continue;

@@ -61,7 +61,13 @@ export class InferenceWorker {
   constructor(private readonly deps: InferenceWorkerDeps) {}
 
   async start(): Promise<void> {
-    await registerWorker(this.deps.pool, { id: this.id, host: this.host, pid: process.pid, model: this.deps.engine.modelName, contextSize: this.deps.engine.contextSize });
+    await registerWorker(this.deps.pool, {
+      id: this.id,
+      host: this.host,
+      pid: process.pid,
+      model: this.deps.engine.modelName,
+      contextSize: this.deps.engine.contextSize,
+    });
     this.unsubscribe = this.deps.bus.subscribe(Channel.jobs, () => this.doorbell.ring());
     await this.reclaim();
     this.heartbeatTimer = setInterval(() => void this.tick(), this.deps.heartbeatMs);

@@ -70,7 +70,10 @@ export class MemoryWorker {
     }
     // Idempotent: pg-boss keeps one schedule per queue; the supervising process fires it.
     await this.deps.boss.schedule(MAINTENANCE_QUEUE, MAINTENANCE_CRON, { kind: "tick" }, { priority: 1, retryLimit: 0 });
-    this.loops = [this.loop(MEMORY_QUEUE, this.doorbell, (job) => this.remember(job)), this.loop(MAINTENANCE_QUEUE, this.maintenanceDoorbell, (job) => this.maintain(job))];
+    this.loops = [
+      this.loop(MEMORY_QUEUE, this.doorbell, (job) => this.remember(job)),
+      this.loop(MAINTENANCE_QUEUE, this.maintenanceDoorbell, (job) => this.maintain(job)),
+    ];
     const every = Math.min(60_000, Math.max(1000, this.deps.purgeAfterSeconds * 1000));
     this.purgeTimer = setInterval(() => void this.purge(), every);
     this.purgeTimer.unref();
@@ -114,13 +117,22 @@ export class MemoryWorker {
     const signal = this.stopping.signal;
     switch (parsed.kind) {
       case "reembed": {
-        const outcome = await runReembedding({ ...this.deps, embedder: this.deps.memory.embedder, batchSize: this.deps.reembedBatch ?? 64 }, parsed, signal);
+        const outcome = await runReembedding(
+          { ...this.deps, embedder: this.deps.memory.embedder, batchSize: this.deps.reembedBatch ?? 64 },
+          parsed,
+          signal,
+        );
         if (outcome === "stopped") throw new Error("re-embedding stopped by shutdown");
         return;
       }
       case "consolidate": {
         const { settings } = await readDreamSettings(this.deps.pool, this.deps.dreamDefaults);
-        await consolidate(this.deps, { similarity: parsed.similarity ?? settings.consolidation_similarity, everything: true, jobId: job.id, signal });
+        await consolidate(this.deps, {
+          similarity: parsed.similarity ?? settings.consolidation_similarity,
+          everything: true,
+          jobId: job.id,
+          signal,
+        });
         return;
       }
       case "tick": {

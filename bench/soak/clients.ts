@@ -87,10 +87,19 @@ export async function runClient(o: ClientOptions): Promise<void> {
 }
 
 const chatBody = (o: ClientOptions, n: number, stream: boolean) =>
-  JSON.stringify({ model: "psyche", messages: [{ role: "user", content: `client ${o.index}, message ${n}: tell me something` }], max_tokens: 8 + Math.floor(Math.random() * 56), stream });
+  JSON.stringify({
+    model: "psyche",
+    messages: [{ role: "user", content: `client ${o.index}, message ${n}: tell me something` }],
+    max_tokens: 8 + Math.floor(Math.random() * 56),
+    stream,
+  });
 
 async function streamedChat(o: ClientOptions, conversation: string, n: number): Promise<void> {
-  const res = await fetch(`${o.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", "x-psyche-conversation": conversation }, body: chatBody(o, n, true) });
+  const res = await fetch(`${o.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-psyche-conversation": conversation },
+    body: chatBody(o, n, true),
+  });
   if (res.status !== 200) throw new Error(`chat answered ${res.status}`);
   const turnId = res.headers.get("x-psyche-turn")!;
   const got = { text: "", lastId: 0 };
@@ -113,14 +122,27 @@ async function streamedChat(o: ClientOptions, conversation: string, n: number): 
 }
 
 async function wholeChat(o: ClientOptions, conversation: string, n: number): Promise<void> {
-  const res = await fetch(`${o.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", "x-psyche-conversation": conversation }, body: chatBody(o, n, false) });
+  const res = await fetch(`${o.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-psyche-conversation": conversation },
+    body: chatBody(o, n, false),
+  });
   if (res.status !== 200) throw new Error(`chat answered ${res.status}`);
   const body = (await res.json()) as { choices: { message: { content: string | null } }[] };
-  o.log.replies.push({ turnId: res.headers.get("x-psyche-turn")!, text: body.choices[0]!.message.content ?? "", streamed: false, resumed: false });
+  o.log.replies.push({
+    turnId: res.headers.get("x-psyche-turn")!,
+    text: body.choices[0]!.message.content ?? "",
+    streamed: false,
+    resumed: false,
+  });
 }
 
 async function storeMemory(o: ClientOptions, n: number): Promise<void> {
-  const res = await fetch(`${o.url}/v1/memories`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: `client ${o.index} fact ${n}: the lamp is ${n % 7} steps from the door` }) });
+  const res = await fetch(`${o.url}/v1/memories`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ content: `client ${o.index} fact ${n}: the lamp is ${n % 7} steps from the door` }),
+  });
   if (res.status !== 201) throw new Error(`store answered ${res.status}`);
   o.log.memoriesStored++;
 }

@@ -21,16 +21,23 @@ export interface Invariants {
 }
 
 export async function checkInvariants(pool: Pool, log: ClientLog): Promise<Invariants> {
-  const turns = await pool.query<{ id: string; status: string; content: string | null; finish_reason: string | null }>("select id, status, content, finish_reason from turns");
+  const turns = await pool.query<{ id: string; status: string; content: string | null; finish_reason: string | null }>(
+    "select id, status, content, finish_reason from turns",
+  );
   const byId = new Map(turns.rows.map((t) => [t.id, t]));
   const lost = turns.rows.filter((t) => t.status !== "done").map((t) => `${t.id} (${t.status})`);
-  const closings = await pool.query<{ turn_id: string }>("select turn_id from turn_events where kind in ('done', 'error') group by turn_id having count(*) > 1");
-  const replies = await pool.query<{ turn_id: string }>("select turn_id from messages where role = 'assistant' and turn_id is not null group by turn_id having count(*) > 1");
+  const closings = await pool.query<{ turn_id: string }>(
+    "select turn_id from turn_events where kind in ('done', 'error') group by turn_id having count(*) > 1",
+  );
+  const replies = await pool.query<{ turn_id: string }>(
+    "select turn_id from messages where role = 'assistant' and turn_id is not null group by turn_id having count(*) > 1",
+  );
   const duplicated = [...new Set([...closings.rows, ...replies.rows].map((r) => r.turn_id))];
   const mismatched: string[] = [];
   for (const r of log.replies) {
     const stored = byId.get(r.turnId);
-    if (!stored || (stored.content ?? "") !== r.text) mismatched.push(`${r.turnId}${r.streamed ? " (streamed)" : ""}${r.resumed ? " (resumed)" : ""}`);
+    if (!stored || (stored.content ?? "") !== r.text)
+      mismatched.push(`${r.turnId}${r.streamed ? " (streamed)" : ""}${r.resumed ? " (resumed)" : ""}`);
   }
   // pg-boss moves finished jobs to its archive: a turn's memory job is in one or the other.
   const jobs = await pool.query<{ turn_id: string; n: number }>(
@@ -40,16 +47,36 @@ export async function checkInvariants(pool: Pool, log: ClientLog): Promise<Invar
      group by 1`,
   );
   const jobCount = new Map(jobs.rows.map((j) => [j.turn_id, j.n]));
-  const memoryJobsWrong = turns.rows.filter((t) => t.status === "done" && t.finish_reason !== "cancelled" && jobCount.get(t.id) !== 1).map((t) => `${t.id} (${jobCount.get(t.id) ?? 0} jobs)`);
+  const memoryJobsWrong = turns.rows
+    .filter((t) => t.status === "done" && t.finish_reason !== "cancelled" && jobCount.get(t.id) !== 1)
+    .map((t) => `${t.id} (${jobCount.get(t.id) ?? 0} jobs)`);
   const running = await pool.query<{ jobs: number; dreams: number }>(
     `select (select count(*)::int from pgboss.job where name = 'psyche-inference' and state in ('created', 'retry', 'active')) as jobs,
             (select count(*)::int from dream_journal where status = 'dreaming') as dreams`,
   );
-  const rejected = await pool.query<{ n: number }>("select count(*)::int as n from messages where content like $1", [`%${REJECTED_MARKER}%`]);
-  return { turns: turns.rows.length, lost, duplicated, mismatched, memoryJobsWrong, leftRunning: running.rows[0]!, rejectedWritten: rejected.rows[0]!.n };
+  const rejected = await pool.query<{ n: number }>("select count(*)::int as n from messages where content like $1", [
+    `%${REJECTED_MARKER}%`,
+  ]);
+  return {
+    turns: turns.rows.length,
+    lost,
+    duplicated,
+    mismatched,
+    memoryJobsWrong,
+    leftRunning: running.rows[0]!,
+    rejectedWritten: rejected.rows[0]!.n,
+  };
 }
 
 /** True when every invariant holds. */
 export function allHold(i: Invariants): boolean {
-  return !i.lost.length && !i.duplicated.length && !i.mismatched.length && !i.memoryJobsWrong.length && i.leftRunning.jobs === 0 && i.leftRunning.dreams === 0 && i.rejectedWritten === 0;
+  return (
+    !i.lost.length &&
+    !i.duplicated.length &&
+    !i.mismatched.length &&
+    !i.memoryJobsWrong.length &&
+    i.leftRunning.jobs === 0 &&
+    i.leftRunning.dreams === 0 &&
+    i.rejectedWritten === 0
+  );
 }

@@ -30,7 +30,9 @@ console.log(
     `  memories stored: ${result.memoriesStored}, searches: ${result.searches}, requests refused while a process was down: ${result.refused}`,
     `  bad requests rejected: ${result.rejected} (accepted by mistake: ${result.wronglyAccepted}; written: ${i.rejectedWritten})`,
     `  lost: ${i.lost.length}, duplicated: ${i.duplicated.length}, replies unlike the stored one: ${i.mismatched.length}, memory jobs wrong: ${i.memoryJobsWrong.length}, left running: ${i.leftRunning.jobs} jobs, ${i.leftRunning.dreams} dreams`,
-    ok && result.wronglyAccepted === 0 ? "  every invariant holds" : `  INVARIANTS FAILED: ${JSON.stringify({ lost: i.lost, duplicated: i.duplicated, mismatched: i.mismatched, memoryJobsWrong: i.memoryJobsWrong }).slice(0, 2000)}`,
+    ok && result.wronglyAccepted === 0
+      ? "  every invariant holds"
+      : `  INVARIANTS FAILED: ${JSON.stringify({ lost: i.lost, duplicated: i.duplicated, mismatched: i.mismatched, memoryJobsWrong: i.memoryJobsWrong }).slice(0, 2000)}`,
   ].join("\n"),
 );
 const dir = join(packageRoot(), "bench", "results");

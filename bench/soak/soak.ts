@@ -78,7 +78,9 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
     await inference.start();
     started.push(web, inference);
     const url = `http://127.0.0.1:${port}`;
-    say(`soak: ${o.clients} clients for ${o.seconds} s on ${o.databaseUrl ? "PostgreSQL" : "the embedded database"}, a kill every ~${Math.round(o.killEveryMs / 1000)} s`);
+    say(
+      `soak: ${o.clients} clients for ${o.seconds} s on ${o.databaseUrl ? "PostgreSQL" : "the embedded database"}, a kill every ~${Math.round(o.killEveryMs / 1000)} s`,
+    );
 
     const log: ClientLog = emptyLog();
     const stopClients = new AbortController();
@@ -127,7 +129,11 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
 
 /** No more dreaming (it would start in the quiet after the clients), and any dream woken. */
 async function settle(url: string): Promise<void> {
-  await fetch(`${url}/dream/config`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ enabled: false }) });
+  await fetch(`${url}/dream/config`, {
+    method: "PATCH",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ enabled: false }),
+  });
   await fetch(`${url}/dream/wake`, { method: "POST" });
 }
 

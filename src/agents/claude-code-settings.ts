@@ -51,7 +51,8 @@ const OURS_COMMAND = new RegExp(`psyche(\\.js)?"?\\s+hook\\s+(${HOOK_EVENTS.join
 const OURS_URL = new RegExp(`/hooks/(${HOOK_EVENTS.join("|")})(\\?|$)`);
 /** A hook entry install added (its command runs `psyche hook <event>`, or its URL is a Psyche hook route). */
 export const isOurs = (h: Json): boolean =>
-  (h.type === "command" && typeof h.command === "string" && OURS_COMMAND.test(h.command)) || (h.type === "http" && typeof h.url === "string" && OURS_URL.test(h.url));
+  (h.type === "command" && typeof h.command === "string" && OURS_COMMAND.test(h.command)) ||
+  (h.type === "http" && typeof h.url === "string" && OURS_URL.test(h.url));
 
 export function hookEntry(event: HookEvent, o: InstallOptions): Json & { type: string } {
   if (o.http && event !== "session-start") {
@@ -66,7 +67,11 @@ export function hookEntry(event: HookEvent, o: InstallOptions): Json & { type: s
 }
 
 export function mcpEntry(o: InstallOptions): Json {
-  return { type: "http", url: `${o.serverUrl.replace(/\/+$/, "")}/mcp`, ...(o.apiKey ? { headers: { Authorization: "Bearer ${PSYCHE_API_KEY}" } } : {}) };
+  return {
+    type: "http",
+    url: `${o.serverUrl.replace(/\/+$/, "")}/mcp`,
+    ...(o.apiKey ? { headers: { Authorization: "Bearer ${PSYCHE_API_KEY}" } } : {}),
+  };
 }
 
 export function settingsPaths(o: Pick<InstallOptions, "project" | "home">): { settings: string; mcp: string } {
@@ -85,14 +90,16 @@ function readJson(path: string): { text: string | null; value: Json } {
   } catch (err) {
     throw new UserError(`${path} is not valid JSON (${(err as Error).message}); fix it first, Psyche will not overwrite it`);
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UserError(`${path} does not hold a JSON object; Psyche will not overwrite it`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new UserError(`${path} does not hold a JSON object; Psyche will not overwrite it`);
   return { text, value: value as Json };
 }
 
 function hooksOf(path: string, settings: Json): z.infer<typeof HooksSchema> {
   if (settings.hooks === undefined) return {};
   const parsed = HooksSchema.safeParse(settings.hooks);
-  if (!parsed.success) throw new UserError(`${path}: "hooks" is not in Claude Code's shape (event: [{matcher, hooks: [...]}]); fix it first`);
+  if (!parsed.success)
+    throw new UserError(`${path}: "hooks" is not in Claude Code's shape (event: [{matcher, hooks: [...]}]); fix it first`);
   return parsed.data;
 }
 
@@ -140,9 +147,15 @@ export function withMcp(settings: Json, o: InstallOptions): { value: Json; notes
   const servers = (settings.mcpServers ?? {}) as Json;
   if (servers[MCP_SERVER_NAME] !== undefined) {
     const same = JSON.stringify(servers[MCP_SERVER_NAME]) === JSON.stringify(mcpEntry(o));
-    return { value: settings, notes: [same ? "MCP server psyche: already there" : "MCP server psyche: an entry of that name exists and differs; left as it is"] };
+    return {
+      value: settings,
+      notes: [same ? "MCP server psyche: already there" : "MCP server psyche: an entry of that name exists and differs; left as it is"],
+    };
   }
-  return { value: { ...settings, mcpServers: { ...servers, [MCP_SERVER_NAME]: mcpEntry(o) } }, notes: [`MCP server psyche: added (${mcpEntry(o).url as string})`] };
+  return {
+    value: { ...settings, mcpServers: { ...servers, [MCP_SERVER_NAME]: mcpEntry(o) } },
+    notes: [`MCP server psyche: added (${mcpEntry(o).url as string})`],
+  };
 }
 
 export function withoutMcp(settings: Json, o: InstallOptions): { value: Json; notes: string[] } {

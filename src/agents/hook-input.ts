@@ -21,7 +21,11 @@ export const HookInputSchemas = {
   "session-start": Common.extend({ source: z.string().max(64).optional() }),
   "user-prompt-submit": Common.extend({ prompt: z.string().max(200_000) }),
   "pre-tool-use": Common.extend({ tool_name: z.string().min(1).max(256), tool_input: z.unknown().optional() }),
-  "post-tool-use": Common.extend({ tool_name: z.string().min(1).max(256), tool_input: z.unknown().optional(), tool_response: z.unknown().optional() }),
+  "post-tool-use": Common.extend({
+    tool_name: z.string().min(1).max(256),
+    tool_input: z.unknown().optional(),
+    tool_response: z.unknown().optional(),
+  }),
   "session-end": Common.extend({ reason: z.string().max(64).optional() }),
 } satisfies Record<HookEvent, z.ZodTypeAny>;
 

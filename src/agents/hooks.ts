@@ -27,9 +27,15 @@ export interface HookDeps {
 
 const DEFAULT_AGENT = "claude-code";
 const projectOf = (input: { cwd?: string | undefined }) => input.cwd ?? "(unknown project)";
-const ghapBlock = (g: GhapRow) => `**Goal**: ${g.goal}\n**Hypothesis**: ${g.hypothesis}\n**Action**: ${g.action}\n**Prediction**: ${g.prediction}`;
+const ghapBlock = (g: GhapRow) =>
+  `**Goal**: ${g.goal}\n**Hypothesis**: ${g.hypothesis}\n**Action**: ${g.action}\n**Prediction**: ${g.prediction}`;
 
-export async function runHook<E extends HookEvent>(deps: HookDeps, event: E, input: HookInput<E>, signal?: AbortSignal): Promise<HookResult> {
+export async function runHook<E extends HookEvent>(
+  deps: HookDeps,
+  event: E,
+  input: HookInput<E>,
+  signal?: AbortSignal,
+): Promise<HookResult> {
   const agent = input.agent ?? DEFAULT_AGENT;
   const project = projectOf(input);
   const { agents } = deps;
@@ -70,7 +76,8 @@ export async function runHook<E extends HookEvent>(deps: HookDeps, event: E, inp
     }
     case "pre-tool-use": {
       const session = await agents.countToolUse(await agents.sessionForHook(agent, input.session_id, project));
-      if (session.tools_since_check_in < deps.settings.checkInEvery) return { type: "none", reason: `${session.tools_since_check_in} of ${deps.settings.checkInEvery} tool uses` };
+      if (session.tools_since_check_in < deps.settings.checkInEvery)
+        return { type: "none", reason: `${session.tools_since_check_in} of ${deps.settings.checkInEvery} tool uses` };
       await agents.resetCheckIn(session);
       const ghap = await agents.active(session);
       const n = session.tools_since_check_in;
@@ -87,13 +94,23 @@ export async function runHook<E extends HookEvent>(deps: HookDeps, event: E, inp
       const ghap = await agents.active(session);
       const head = `## Tests ${outcome.passed ? "PASSED" : "FAILED"}\n\n\`${outcome.command.slice(0, 200)}\`: ${outcome.evidence}`;
       if (!ghap) {
-        return { type: "outcome", passed: outcome.passed, suggested_action: "set_ghap", content: `${head}\n\nNo working hypothesis is recorded; set_ghap if this run tests one.` };
+        return {
+          type: "outcome",
+          passed: outcome.passed,
+          suggested_action: "set_ghap",
+          content: `${head}\n\nNo working hypothesis is recorded; set_ghap if this run tests one.`,
+        };
       }
       const action = outcome.passed ? "resolve_confirmed" : "resolve_falsified";
       const advice = outcome.passed
         ? `If this confirms the prediction ("${ghap.prediction}"), resolve_ghap with outcome confirmed.`
         : `If this contradicts the prediction ("${ghap.prediction}"), resolve_ghap with outcome falsified and what you learned; if the run was not the test of it, carry on.`;
-      return { type: "outcome", passed: outcome.passed, suggested_action: action, content: `${head}\n\nActive GHAP ${ghap.id}:\n${ghapBlock(ghap)}\n\n${advice}` };
+      return {
+        type: "outcome",
+        passed: outcome.passed,
+        suggested_action: action,
+        content: `${head}\n\nActive GHAP ${ghap.id}:\n${ghapBlock(ghap)}\n\n${advice}`,
+      };
     }
     case "session-end": {
       const i = input as HookInput<"session-end">;

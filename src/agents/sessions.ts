@@ -71,7 +71,11 @@ export class AgentSessions {
         return { session: { ...known, ended_at: null, end_reason: null }, resumed: true, ended };
       }
       const ended = await endOpenSessions(client, s.agent, s.project, "superseded");
-      return { session: await insertSession(client, { agent: s.agent, project: s.project, externalId: s.externalId ?? null }), resumed: false, ended };
+      return {
+        session: await insertSession(client, { agent: s.agent, project: s.project, externalId: s.externalId ?? null }),
+        resumed: false,
+        ended,
+      };
     });
     return { session, resumed, ended, orphans: await orphanedGhap(pool, session.project) };
   }
@@ -84,7 +88,8 @@ export class AgentSessions {
       return found;
     }
     const latest = await latestOpenSession(this.deps.pool, ref.project);
-    if (!latest) throw new UserError(`No open agent session${ref.project ? ` for ${ref.project}` : ""}: call start_session first`, { status: 404 });
+    if (!latest)
+      throw new UserError(`No open agent session${ref.project ? ` for ${ref.project}` : ""}: call start_session first`, { status: 404 });
     return latest;
   }
 
@@ -114,14 +119,18 @@ export class AgentSessions {
     if (session.ended_at) throw new UserError(`Session ${session.id} has ended: start_session first`, { status: 409 });
     const current = await activeGhap(this.deps.pool, session.id);
     if (current) {
-      throw new UserError(`Session ${session.id} already has an active GHAP (${current.id}, goal: ${current.goal}): update_ghap to change it, or resolve_ghap it first`, {
-        status: 409,
-        code: "ghap_active",
-      });
+      throw new UserError(
+        `Session ${session.id} already has an active GHAP (${current.id}, goal: ${current.goal}): update_ghap to change it, or resolve_ghap it first`,
+        {
+          status: 409,
+          code: "ghap_active",
+        },
+      );
     }
     return insertGhap(this.deps.pool, session.id, fields).catch((err: unknown) => {
       // Two sets at once: the unique index keeps one.
-      if ((err as { code?: string }).code === "23505") throw new UserError(`Session ${session.id} already has an active GHAP`, { status: 409, code: "ghap_active" });
+      if ((err as { code?: string }).code === "23505")
+        throw new UserError(`Session ${session.id} already has an active GHAP`, { status: 409, code: "ghap_active" });
       throw err;
     });
   }
@@ -137,7 +146,11 @@ export class AgentSessions {
     }
     const session = await this.session(ref);
     const ghap = await activeGhap(this.deps.pool, session.id);
-    if (!ghap) throw new UserError(`Session ${session.id} has no active GHAP: set_ghap first (or get_orphaned_ghap for one a past session left open)`, { status: 404 });
+    if (!ghap)
+      throw new UserError(
+        `Session ${session.id} has no active GHAP: set_ghap first (or get_orphaned_ghap for one a past session left open)`,
+        { status: 404 },
+      );
     return { ghap, session };
   }
 
@@ -148,13 +161,22 @@ export class AgentSessions {
     const owner = await findSession(this.deps.pool, ghap.session_id);
     const adopt = owner?.ended_at != null && session !== undefined && session.ended_at === null && session.id !== ghap.session_id;
     if (adopt && (await activeGhap(this.deps.pool, session.id))) {
-      throw new UserError(`Session ${session.id} already has an active GHAP: resolve it before adopting ${ghap.id}`, { status: 409, code: "ghap_active" });
+      throw new UserError(`Session ${session.id} already has an active GHAP: resolve it before adopting ${ghap.id}`, {
+        status: 409,
+        code: "ghap_active",
+      });
     }
     return { ghap: await updateGhap(this.deps.pool, ghap.id, fields, adopt ? session.id : undefined), adopted: adopt };
   }
 
   /** Closes an entry with its outcome and remembers it as experience (a semantic memory tagged ghap). */
-  async resolve(id: string | undefined, ref: SessionRef, outcome: GhapOutcome, note: string | null, signal?: AbortSignal): Promise<GhapRow> {
+  async resolve(
+    id: string | undefined,
+    ref: SessionRef,
+    outcome: GhapOutcome,
+    note: string | null,
+    signal?: AbortSignal,
+  ): Promise<GhapRow> {
     const { ghap } = await this.target(id, ref);
     if (ghap.status !== "active") throw new UserError(`GHAP ${ghap.id} is already ${ghap.status}`, { status: 409 });
     const { memory } = await this.deps.memory.remember({

@@ -41,19 +41,25 @@ function lineOf(output: string, re: RegExp): string {
   if (!m) return "";
   const start = output.lastIndexOf("\n", m.index) + 1;
   const end = output.indexOf("\n", m.index);
-  return output.slice(start, end < 0 ? undefined : end).trim().slice(0, 200);
+  return output
+    .slice(start, end < 0 ? undefined : end)
+    .trim()
+    .slice(0, 200);
 }
 
 /** The outcome of a test run by a shell tool (Claude Code's Bash), or undefined. */
 export function testOutcome(toolName: string, toolInput: unknown, toolResponse: unknown): TestOutcome | undefined {
   if (!/^(bash|shell|execute_bash|run_command|terminal)$/i.test(toolName)) return undefined;
-  const command = typeof toolInput === "object" && toolInput !== null ? text((toolInput as Record<string, unknown>).command) : text(toolInput);
+  const command =
+    typeof toolInput === "object" && toolInput !== null ? text((toolInput as Record<string, unknown>).command) : text(toolInput);
   if (!TEST_COMMAND.test(command)) return undefined;
-  const r = typeof toolResponse === "object" && toolResponse !== null ? (toolResponse as Record<string, unknown>) : { stdout: toolResponse };
+  const r =
+    typeof toolResponse === "object" && toolResponse !== null ? (toolResponse as Record<string, unknown>) : { stdout: toolResponse };
   const output = `${text(r.stdout ?? r.output ?? r.content)}\n${text(r.stderr)}`;
   const exit = typeof r.exit_code === "number" ? r.exit_code : typeof r.exitCode === "number" ? r.exitCode : undefined;
   const failed = FAILED.find((re) => re.test(output));
-  if (failed || (exit !== undefined && exit !== 0)) return { command, passed: false, evidence: failed ? lineOf(output, failed) : `exit code ${exit}` };
+  if (failed || (exit !== undefined && exit !== 0))
+    return { command, passed: false, evidence: failed ? lineOf(output, failed) : `exit code ${exit}` };
   if (r.interrupted === true) return undefined;
   const passed = PASSED.find((re) => re.test(output));
   if (passed || exit === 0) return { command, passed: true, evidence: passed ? lineOf(output, passed) : "exit code 0" };

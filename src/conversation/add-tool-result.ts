@@ -33,7 +33,10 @@ export interface ToolResultInput {
 export type ToolResultOutcome = { state: "waiting"; waitingFor: string[] } | { state: "queued"; turnId: string };
 
 /** The calls of the transcript's last assistant message that no tool message has answered yet. */
-export function openCalls(messages: readonly Pick<StoredMessage, "role" | "tool_calls" | "tool_call_id" | "id">[]): { assistantId: number | null; open: string[] } {
+export function openCalls(messages: readonly Pick<StoredMessage, "role" | "tool_calls" | "tool_call_id" | "id">[]): {
+  assistantId: number | null;
+  open: string[];
+} {
   let i = messages.length - 1;
   while (i >= 0 && messages[i]!.role === "tool") i--;
   const assistant = messages[i];
@@ -46,7 +49,8 @@ export async function addToolResult(deps: TurnDeps, input: ToolResultInput): Pro
   const turnId = input.turnId ?? randomUUID();
   const limits = await knownLimits(deps);
   const outcome = await inTransaction(deps.pool, async (client): Promise<ToolResultOutcome> => {
-    if (!(await lockConversation(client, input.conversationId))) throw new ConversationNotFound(`No conversation '${input.conversationId}'`);
+    if (!(await lockConversation(client, input.conversationId)))
+      throw new ConversationNotFound(`No conversation '${input.conversationId}'`);
     const opened = await openConversation(client, input.conversationId);
     const { assistantId, open } = openCalls(opened.messages);
     if (!open.includes(input.toolCallId)) {

@@ -51,7 +51,9 @@ export async function promptTokens(
   messages: readonly PromptText[],
   tools: readonly unknown[] | null | undefined,
 ): Promise<number | undefined> {
-  const parts = messages.map((m) => (m.toolCalls?.length ? `${m.content}\n${m.toolCalls.map((c) => `${c.name}${c.arguments}`).join("\n")}` : m.content));
+  const parts = messages.map((m) =>
+    m.toolCalls?.length ? `${m.content}\n${m.toolCalls.map((c) => `${c.name}${c.arguments}`).join("\n")}` : m.content,
+  );
   if (tools?.length) parts.push(JSON.stringify(tools));
   const counted = await count(parts.join("\n"));
   return counted === undefined ? undefined : counted + MARKUP_PER_MESSAGE * (messages.length + 1);
@@ -61,7 +63,12 @@ export async function promptTokens(
  * The reply budget this prompt leaves: `maxTokens`, or what is left of the context when that
  * is less. A prompt that leaves no room for a reply is a ContextOverflow.
  */
-export async function fitReply(limits: KnownLimits, messages: readonly PromptText[], tools: readonly unknown[] | null | undefined, maxTokens: number): Promise<number> {
+export async function fitReply(
+  limits: KnownLimits,
+  messages: readonly PromptText[],
+  tools: readonly unknown[] | null | undefined,
+  maxTokens: number,
+): Promise<number> {
   const size = limits.contextSize;
   if (!limits.countTokens || size === undefined) return maxTokens;
   const used = await promptTokens(limits.countTokens, limits.persona ? [{ content: limits.persona }, ...messages] : messages, tools);

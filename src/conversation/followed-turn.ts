@@ -12,7 +12,11 @@ import { type FollowDeps, TurnFollower } from "./follow-turn.js";
  */
 export function replyBudget(requested: number | null | undefined, ceiling: number, field = "max_tokens", strict = false): number {
   const maxTokens = requested ?? ceiling;
-  if (maxTokens > ceiling && strict) throw invalidRequest(`${field} is ${maxTokens}, above this server's limit of ${ceiling} (PSYCHE_MAX_TOKENS; this server runs with --strict-params)`, field);
+  if (maxTokens > ceiling && strict)
+    throw invalidRequest(
+      `${field} is ${maxTokens}, above this server's limit of ${ceiling} (PSYCHE_MAX_TOKENS; this server runs with --strict-params)`,
+      field,
+    );
   return Math.min(maxTokens, ceiling);
 }
 
@@ -20,7 +24,10 @@ export function replyBudget(requested: number | null | undefined, ceiling: numbe
  * Subscribes a follower to a new turn id, then runs `start` with that id. When `start` fails
  * the follower is closed and the error goes on.
  */
-export async function startFollowed<T>(deps: FollowDeps, start: (turnId: string) => Promise<T>): Promise<{ follower: TurnFollower; started: T }> {
+export async function startFollowed<T>(
+  deps: FollowDeps,
+  start: (turnId: string) => Promise<T>,
+): Promise<{ follower: TurnFollower; started: T }> {
   const follower = new TurnFollower(deps, randomUUID());
   try {
     return { follower, started: await start(follower.turnId) };

@@ -58,13 +58,19 @@ interface TranscriptMessage {
  * stays a stable prefix, so the model's cache of it is reused from turn to turn (a client that
  * sends instructions sends the same ones each time).
  */
-export function buildPrompt(persona: string, messages: readonly TranscriptMessage[], context = "", instructions: string | null = null): PromptMessage[] {
+export function buildPrompt(
+  persona: string,
+  messages: readonly TranscriptMessage[],
+  context = "",
+  instructions: string | null = null,
+): PromptMessage[] {
   const prompt: PromptMessage[] = [];
   if (persona) prompt.push({ role: "system", content: persona });
   if (instructions) prompt.push({ role: "system", content: instructions });
   for (const m of messages) {
     if (m.role === "system" || m.role === "user") prompt.push({ role: m.role, content: m.content });
-    else if (m.role === "assistant") prompt.push({ role: "assistant", content: m.content, ...(m.tool_calls?.length ? { toolCalls: m.tool_calls } : {}) });
+    else if (m.role === "assistant")
+      prompt.push({ role: "assistant", content: m.content, ...(m.tool_calls?.length ? { toolCalls: m.tool_calls } : {}) });
     else if (m.role === "tool" && m.tool_call_id) prompt.push({ role: "tool", content: m.content, toolCallId: m.tool_call_id });
   }
   if (context) {
@@ -75,7 +81,12 @@ export function buildPrompt(persona: string, messages: readonly TranscriptMessag
 }
 
 /** The mood-and-memories context for a turn; a failure costs the context, never the turn. */
-async function recallFor(deps: RunTurnDeps, messages: readonly { role: string; content: string }[], signal: AbortSignal, log: Logger): Promise<string> {
+async function recallFor(
+  deps: RunTurnDeps,
+  messages: readonly { role: string; content: string }[],
+  signal: AbortSignal,
+  log: Logger,
+): Promise<string> {
   if (!deps.recall) return "";
   const query = messages.findLast((m) => m.role === "user")?.content ?? "";
   try {
@@ -149,18 +160,29 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
     try {
       const recalled = await recallFor(deps, turn.prompt_messages, controller.signal, log);
       // Beside the memories, so the transcript before them stays the cached prefix.
-      const withContext = (memories: string) => (turn.response_format ? [memories, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : memories);
+      const withContext = (memories: string) =>
+        turn.response_format ? [memories, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : memories;
       let spoke = false;
       const generate = (memories: string) =>
-        generateWithServerTools(deps, turn, buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions), sofar, controller.signal, (text, tokens) => {
-          spoke = true;
-          writer.push(text, tokens);
-        });
+        generateWithServerTools(
+          deps,
+          turn,
+          buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions),
+          sofar,
+          controller.signal,
+          (text, tokens) => {
+            spoke = true;
+            writer.push(text, tokens);
+          },
+        );
       // The request was checked against the context where it arrived (conversation/context-fit.ts);
       // the memories recalled here come on top of it, and give way when they do not fit.
       result = await generate(recalled).catch((err: unknown) => {
         if (!(err instanceof ContextOverflow) || !recalled || spoke) throw err;
-        log.info({ promptTokens: err.promptTokens, contextSize: err.contextSize }, "the recalled memories do not fit the context beside the prompt; answering without them");
+        log.info(
+          { promptTokens: err.promptTokens, contextSize: err.contextSize },
+          "the recalled memories do not fit the context beside the prompt; answering without them",
+        );
         return generate("");
       });
     } catch (err) {
@@ -176,10 +198,17 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
     const content = sofar.text + result.text;
     const finishReason = stopReason === "cancelled" ? "cancelled" : result.finishReason;
     // Calls get ids here; the client answers each with a tool message naming it.
-    const toolCalls = finishReason === "tool_calls" ? result.toolCalls.map((c) => ({ id: `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`, ...c })) : [];
+    const toolCalls =
+      finishReason === "tool_calls"
+        ? result.toolCalls.map((c) => ({ id: `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`, ...c }))
+        : [];
     // Names and counts only: arguments are the conversation's content, and logs carry none.
     const broken = toolCalls.filter((c) => c.problems.length).map((c) => ({ id: c.id, name: c.name, problems: c.problems.length }));
-    if (broken.length) log.warn({ turnId: turn.id, toolCalls: broken }, "the model's tool call arguments break the tool's schema; returned with the problems");
+    if (broken.length)
+      log.warn(
+        { turnId: turn.id, toolCalls: broken },
+        "the model's tool call arguments break the tool's schema; returned with the problems",
+      );
     const finished = await inTransaction(deps.pool, async (client) => {
       const ok = await finishTurn(client, turn.id, deps.workerId, {
         content,
@@ -238,7 +267,8 @@ async function generateWithServerTools(
   // Offered beside the client's tools: a plain chat gets its memories through recall instead,
   // without function documentation in every prompt. A named choice is the client's tool
   // alone; "none" offers nothing.
-  const server = deps.serverTools && clientTools.length > 0 && choice !== "none" && typeof choice !== "object" ? deps.serverTools : undefined;
+  const server =
+    deps.serverTools && clientTools.length > 0 && choice !== "none" && typeof choice !== "object" ? deps.serverTools : undefined;
   const tools = [...clientTools, ...(server?.specs.filter((s) => !clientNames.has(s.name)) ?? [])];
   const isServerCall = (c: GeneratedToolCall) => !clientNames.has(c.name) && server?.has(c.name) === true;
   const limit = deps.serverToolIterations ?? 5;
@@ -271,8 +301,16 @@ async function generateWithServerTools(
     completionTokens += result.completionTokens;
     const mine = result.toolCalls.filter(isServerCall);
     const theirs = result.toolCalls.filter((c) => !isServerCall(c));
-    const done = (finishReason: GenerateResult["finishReason"]) => ({ ...result, text, completionTokens, toolCalls: theirs, finishReason, serverToolCalls });
-    if (mine.length === 0 || signal.aborted) return done(result.finishReason === "tool_calls" && theirs.length === 0 ? "stop" : result.finishReason);
+    const done = (finishReason: GenerateResult["finishReason"]) => ({
+      ...result,
+      text,
+      completionTokens,
+      toolCalls: theirs,
+      finishReason,
+      serverToolCalls,
+    });
+    if (mine.length === 0 || signal.aborted)
+      return done(result.finishReason === "tool_calls" && theirs.length === 0 ? "stop" : result.finishReason);
     const ids = mine.map((_, j) => `psyche_${iteration}_${j}`);
     const results: string[] = [];
     for (const call of mine) {

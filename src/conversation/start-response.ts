@@ -40,12 +40,17 @@ export async function startResponse(deps: TurnDeps, input: StartResponseInput): 
       const previous = await getResponse(client, previousTurnId);
       if (!previous || !previous.store || previous.deleted_at) throw previousNotFound(previousTurnId);
       if (previous.status === "queued" || previous.status === "running") {
-        throw invalidRequest(`Previous response '${responseId(previousTurnId)}' is still in progress: continue from it once it has finished`, "previous_response_id", "previous_response_in_progress");
+        throw invalidRequest(
+          `Previous response '${responseId(previousTurnId)}' is still in progress: continue from it once it has finished`,
+          "previous_response_id",
+          "previous_response_in_progress",
+        );
       }
       conversationId = previous.conversation_id;
     }
     conversationId ??= randomUUID();
-    const opened = previousTurnId || turn.conversationId ? await openConversation(client, conversationId) : { messages: [], maxPosition: 0 };
+    const opened =
+      previousTurnId || turn.conversationId ? await openConversation(client, conversationId) : { messages: [], maxPosition: 0 };
     if (previousTurnId) {
       // Read under the conversation's lock, which openConversation took.
       const last = await lastPositionOfTurn(client, conversationId, previousTurnId);
@@ -58,7 +63,12 @@ export async function startResponse(deps: TurnDeps, input: StartResponseInput): 
       }
       after = last;
     }
-    await queueTurnIn(client, { boss: deps.boss, limits }, opened, { ...turn, conversationId, messages, ...(after === undefined ? {} : { continueAfter: after }) });
+    await queueTurnIn(client, { boss: deps.boss, limits }, opened, {
+      ...turn,
+      conversationId,
+      messages,
+      ...(after === undefined ? {} : { continueAfter: after }),
+    });
     await insertResponse(client, { turnId: turn.turnId, previousTurnId, store, metadata, input: items });
   });
   deps.bus.notify(Channel.jobs, turn.turnId);

@@ -62,7 +62,10 @@ export async function queueTurnIn(
   input: StartTurnInput & { conversationId: string; turnId: string },
 ): Promise<void> {
   const jobId = randomUUID();
-  const decision = input.continueAfter === undefined ? decideNewMessages(opened.messages, input.messages) : continueAfter(opened.messages, input.continueAfter, input.messages.length);
+  const decision =
+    input.continueAfter === undefined
+      ? decideNewMessages(opened.messages, input.messages)
+      : continueAfter(opened.messages, input.continueAfter, input.messages.length);
   const fresh = input.messages.slice(decision.from);
   const kept = opened.messages.slice(0, decision.supersedeFrom ?? opened.messages.length);
   checkToolTranscript([...kept.map((m) => ({ role: m.role, toolCalls: m.tool_calls, toolCallId: m.tool_call_id })), ...fresh]);

@@ -12,7 +12,8 @@ export function pgErrorCode(err: unknown): string | undefined {
 
 const CONNECTION_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ENOTFOUND", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
 // node-postgres reports a connection that dies under a query with these words and no code.
-const CONNECTION_MESSAGES = /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Client was closed and is not queryable/i;
+const CONNECTION_MESSAGES =
+  /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Client was closed and is not queryable/i;
 
 /**
  * A connection failure, as opposed to a query that the server rejected: the network's errors,

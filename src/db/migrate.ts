@@ -13,7 +13,6 @@ import { UserError } from "../errors.js";
 import { AdvisoryLock, lockForTransaction } from "./sql/locks.js";
 import { ensureMigrationsTable, migrationApplied, recordMigration } from "./sql/migrations.js";
 
-
 export const MIGRATIONS_DIR = join(packageRoot(), "migrations");
 
 export interface Migration {

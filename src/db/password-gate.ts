@@ -36,10 +36,7 @@ export function md5Answer(password: string, user: string, salt: Buffer): string 
 }
 
 function errorResponse(code: string, message: string): Buffer {
-  const fields = Buffer.concat([
-    Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0`),
-    Buffer.from([0]),
-  ]);
+  const fields = Buffer.concat([Buffer.from(`SFATAL\0VFATAL\0C${code}\0M${message}\0`), Buffer.from([0])]);
   const head = Buffer.alloc(5);
   head.write("E", 0);
   head.writeInt32BE(fields.length + 4, 1);
@@ -100,7 +97,12 @@ function admit(client: Socket, o: PasswordGateOptions, open: Set<Socket>): void 
       const length = buffered.readInt32BE(1);
       if (buffered[0] !== 0x70 /* 'p' */ || length < 4 || length > MAX_LOGIN_MESSAGE) return refuse("08P01", "expected a password message");
       if (buffered.length < length + 1) return;
-      const given = Buffer.from(buffered.subarray(5, length + 1).toString("utf8").replace(/\0$/, ""));
+      const given = Buffer.from(
+        buffered
+          .subarray(5, length + 1)
+          .toString("utf8")
+          .replace(/\0$/, ""),
+      );
       const rest = buffered.subarray(length + 1);
       const expected = Buffer.from(md5Answer(o.password, user, salt));
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {

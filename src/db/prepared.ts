@@ -48,7 +48,12 @@ interface PgConnection extends NodeJS.EventEmitter {
  */
 export function pgConnectionOf(client: object): PgConnection {
   const connection = (client as { connection?: Partial<PgConnection> }).connection;
-  if (!connection || typeof connection.on !== "function" || typeof connection.parsedStatements !== "object" || connection.parsedStatements === null) {
+  if (
+    !connection ||
+    typeof connection.on !== "function" ||
+    typeof connection.parsedStatements !== "object" ||
+    connection.parsedStatements === null
+  ) {
     throw new Error("pg's Client internals are not the ones this was written for (pg 8.23.1): check src/db/prepared.ts");
   }
   return connection as PgConnection;

@@ -65,7 +65,11 @@ export function keepProtocolGroupsTogether(server: PGLiteSocketServer): void {
         const current = item;
         let bytes = 0;
         try {
-          await this.db.runExclusive(() => this.db.execProtocolRawStream(current.message, { onRawData: (data: Uint8Array) => ((bytes += data.length), current.onData(data)) }));
+          await this.db.runExclusive(() =>
+            this.db.execProtocolRawStream(current.message, {
+              onRawData: (data: Uint8Array) => ((bytes += data.length), current.onData(data)),
+            }),
+          );
         } catch (err) {
           openGroup = null;
           current.reject(err);

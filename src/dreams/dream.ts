@@ -67,7 +67,14 @@ async function plan(deps: DreamDeps, job: ReverieJob): Promise<Plan> {
       const found = job.focus && deps.memory ? (await deps.memory.search(job.focus, 2)).map((r) => r.memory) : [];
       const seeds = dedupe([...found, ...(await dreamSeeds(deps.pool, 2))]);
       const keepAs = (s: number): MemoryKind | null => (s >= DREAM_MEMORY_THRESHOLD ? "dream" : null);
-      return { seeds, messages: dreamPrompt(seeds, job.focus), temperature: job.temperature ?? 1.2, focus: job.focus ?? null, keepAs, cites: all(seeds) };
+      return {
+        seeds,
+        messages: dreamPrompt(seeds, job.focus),
+        temperature: job.temperature ?? 1.2,
+        focus: job.focus ?? null,
+        keepAs,
+        cites: all(seeds),
+      };
     }
     case "idle": {
       const seeds = job.conversationId ? await conversationSeeds(deps.pool, job.conversationId, 3) : await dreamSeeds(deps.pool, 1);
@@ -76,11 +83,17 @@ async function plan(deps: DreamDeps, job: ReverieJob): Promise<Plan> {
       return { seeds, messages: idleThoughtPrompt(seeds), temperature: job.temperature ?? 0.9, focus, keepAs, cites: all(seeds) };
     }
     case "reflect": {
-      const seeds = job.focus && deps.memory
-        ? (await deps.memory.recall(job.focus, 8)).map((r) => r.memory)
-        : await reflectionSources(deps.pool, 8);
+      const seeds =
+        job.focus && deps.memory ? (await deps.memory.recall(job.focus, 8)).map((r) => r.memory) : await reflectionSources(deps.pool, 8);
       // A reflection is deliberate: what it concludes is kept, cited, whatever its score.
-      return { seeds, messages: reflectionPrompt(seeds, job.focus), temperature: job.temperature ?? 0.7, focus: job.focus ?? null, keepAs: () => "insight", cites: (text) => citedSeeds(text, seeds) };
+      return {
+        seeds,
+        messages: reflectionPrompt(seeds, job.focus),
+        temperature: job.temperature ?? 0.7,
+        focus: job.focus ?? null,
+        keepAs: () => "insight",
+        cites: (text) => citedSeeds(text, seeds),
+      };
     }
   }
 }
@@ -95,7 +108,15 @@ export async function runDream(
 ): Promise<{ journalId: string; status: "done" | "interrupted"; afterwards: Promise<void> }> {
   const journalId = randomUUID();
   const p = await plan(deps, job);
-  await startDream(deps.pool, { id: journalId, kind: job.kind, jobId, focus: p.focus, seedMemoryIds: p.seeds.map((s) => s.id), model: deps.engine.modelName, workerId: deps.workerId });
+  await startDream(deps.pool, {
+    id: journalId,
+    kind: job.kind,
+    jobId,
+    focus: p.focus,
+    seedMemoryIds: p.seeds.map((s) => s.id),
+    model: deps.engine.modelName,
+    workerId: deps.workerId,
+  });
   let result: { text: string; completionTokens: number };
   // Every few seconds the text so far goes to the journal entry.
   let partial = "";
@@ -104,26 +125,37 @@ export async function runDream(
   const checkpoint = setInterval(() => {
     if (partial.length === saved) return;
     saved = partial.length;
-    checkpointDream(deps.pool, journalId, partial, partialTokens).catch((err: unknown) => deps.log.debug({ err, journalId }, "dream checkpoint not written"));
+    checkpointDream(deps.pool, journalId, partial, partialTokens).catch((err: unknown) =>
+      deps.log.debug({ err, journalId }, "dream checkpoint not written"),
+    );
   }, deps.checkpointMs ?? CHECKPOINT_MS);
   try {
     // A reflection with nothing to reflect on ends at once, as done.
-    result = job.kind === "reflect" && p.seeds.length === 0
-      ? { text: "", completionTokens: 0 }
-      : await deps.engine.generate({
-          messages: p.messages,
-          maxTokens: job.maxTokens,
-          temperature: p.temperature,
-          sequence: "dream",
-          signal,
-          onText: (text, tokens) => {
-            partial += text;
-            partialTokens += tokens;
-          },
-        });
+    result =
+      job.kind === "reflect" && p.seeds.length === 0
+        ? { text: "", completionTokens: 0 }
+        : await deps.engine.generate({
+            messages: p.messages,
+            maxTokens: job.maxTokens,
+            temperature: p.temperature,
+            sequence: "dream",
+            signal,
+            onText: (text, tokens) => {
+              partial += text;
+              partialTokens += tokens;
+            },
+          });
   } catch (err) {
     if (!signal.aborted) {
-      await endDream(deps.pool, journalId, { status: "failed", content: partial, tokens: partialTokens, significance: null, valence: null, arousal: null, error: (err as Error).message });
+      await endDream(deps.pool, journalId, {
+        status: "failed",
+        content: partial,
+        tokens: partialTokens,
+        significance: null,
+        valence: null,
+        arousal: null,
+        error: (err as Error).message,
+      });
       throw err;
     }
     // Woken (or out of time) while still reading its prompt: nothing yet, not a failure.
@@ -134,11 +166,27 @@ export async function runDream(
   const stoppedAt = performance.now();
   const woken = signal.aborted && signal.reason instanceof Wake;
   const status = signal.aborted && !(signal.reason instanceof DreamTimeUp) ? "interrupted" : "done";
-  await endDream(deps.pool, journalId, { status, content: result.text, tokens: result.completionTokens, significance: null, valence: null, arousal: null }, woken ? performance.now() - stoppedAt : null);
-  deps.log.info({ journalId, kind: job.kind, status, tokens: result.completionTokens, noticedWakeMs: woken ? stoppedAt - (signal.reason as Wake).at : null }, "reverie ended");
+  await endDream(
+    deps.pool,
+    journalId,
+    { status, content: result.text, tokens: result.completionTokens, significance: null, valence: null, arousal: null },
+    woken ? performance.now() - stoppedAt : null,
+  );
+  deps.log.info(
+    {
+      journalId,
+      kind: job.kind,
+      status,
+      tokens: result.completionTokens,
+      noticedWakeMs: woken ? stoppedAt - (signal.reason as Wake).at : null,
+    },
+    "reverie ended",
+  );
   // What it meant is worked out after the worker has moved on: a chat that woke it must not
   // wait for scoring, embedding and the mood.
-  const afterwards = reflectOn(deps, journalId, result.text, p).catch((err: unknown) => deps.log.warn({ err, journalId }, "scoring the reverie failed"));
+  const afterwards = reflectOn(deps, journalId, result.text, p).catch((err: unknown) =>
+    deps.log.warn({ err, journalId }, "scoring the reverie failed"),
+  );
   return { journalId, status, afterwards };
 }
 
@@ -151,7 +199,15 @@ async function reflectOn(deps: DreamDeps, journalId: string, text: string, p: Pl
   if (!text.trim()) return scoreDream(deps.pool, journalId, { importance: 0, valence: null, arousal: null });
   const scored = await deps.memory.score(text);
   const kind = p.keepAs(scored.importance);
-  if (kind) await deps.memory.remember({ kind, content: text.trim(), importance: scored.importance, sourceKind: "dream", sourceId: journalId, citations: p.cites(text) });
+  if (kind)
+    await deps.memory.remember({
+      kind,
+      content: text.trim(),
+      importance: scored.importance,
+      sourceKind: "dream",
+      sourceId: journalId,
+      citations: p.cites(text),
+    });
   // After the memory, so that the journal's "reverie.finished" event can say whether it became one (migrations/000013_events.sql).
   await scoreDream(deps.pool, journalId, scored);
   if (deps.mood) await deps.mood.react({ valence: scored.valence, arousal: scored.arousal }, "dream", journalId);

@@ -15,7 +15,8 @@ export function dreamPrompt(seeds: readonly Seed[], focus: string | null | undef
   return [
     {
       role: "system",
-      content: "This is your private time to reflect. Nobody is listening. Let your mind wander over what you remember, notice patterns, and say what you come to think.",
+      content:
+        "This is your private time to reflect. Nobody is listening. Let your mind wander over what you remember, notice patterns, and say what you come to think.",
     },
     { role: "user", content: `${focus ? `Dwell on: ${focus}\n` : ""}Memories that surface:\n${memories || "- (nothing yet)"}` },
   ];
@@ -23,7 +24,11 @@ export function dreamPrompt(seeds: readonly Seed[], focus: string | null | undef
 
 export function idleThoughtPrompt(seeds: readonly Seed[]): PromptMessage[] {
   return [
-    { role: "system", content: "The conversation has gone quiet for a moment. In a sentence or two, think about what was said: what you noticed, what you wonder." },
+    {
+      role: "system",
+      content:
+        "The conversation has gone quiet for a moment. In a sentence or two, think about what was said: what you noticed, what you wonder.",
+    },
     { role: "user", content: `What was said:\n${seeds.map((s) => `- ${line(s, 160)}`).join("\n") || "- (nothing yet)"}` },
   ];
 }

@@ -12,12 +12,20 @@ import type { DreamSettings } from "./settings.js";
 /** A reverie job as the settings make it; `maxTokens` overrides the kind's budget. */
 export function buildReverie(
   settings: DreamSettings,
-  ask: { kind: "dream" | "reflect"; focus?: string | null | undefined; maxTokens?: number | undefined } | { kind: "idle"; conversationId: string | null },
+  ask:
+    | { kind: "dream" | "reflect"; focus?: string | null | undefined; maxTokens?: number | undefined }
+    | { kind: "idle"; conversationId: string | null },
 ): ReverieJob {
   const maxSeconds = settings.dream_max_seconds;
   switch (ask.kind) {
     case "dream":
-      return { kind: "dream", focus: ask.focus ?? null, maxTokens: ask.maxTokens ?? settings.dream_max_tokens, maxSeconds, temperature: settings.dream_temperature };
+      return {
+        kind: "dream",
+        focus: ask.focus ?? null,
+        maxTokens: ask.maxTokens ?? settings.dream_max_tokens,
+        maxSeconds,
+        temperature: settings.dream_temperature,
+      };
     case "reflect":
       return { kind: "reflect", focus: ask.focus ?? null, maxTokens: ask.maxTokens ?? settings.reflection_max_tokens, maxSeconds };
     case "idle":

@@ -64,9 +64,25 @@ function wakeDeadline(signal: AbortSignal, ms: number): { passed: Promise<"aband
  * outranks it. Under do-not-disturb the chat waits instead. A reverie never starts while a
  * chat waits: it goes back to the queue. Resolves once the worker may take its next job.
  */
-export async function runReverieJob(deps: ReverieJobDeps, jobId: string, job: ReverieJob, controller: AbortController, hooks: ReverieJobHooks): Promise<ReverieOutcome> {
-  const watch = new WakeWatch({ pool: deps.pool, bus: deps.bus, controller, queue: INFERENCE_QUEUE, wakeAbove: Priority.chat - 1, pollMs: deps.pollMs }).start();
-  const timeUp = setTimeout(() => controller.abort(new DreamTimeUp()), job.maxSeconds ? job.maxSeconds * 1000 : (deps.dreamMaxMs ?? 120_000));
+export async function runReverieJob(
+  deps: ReverieJobDeps,
+  jobId: string,
+  job: ReverieJob,
+  controller: AbortController,
+  hooks: ReverieJobHooks,
+): Promise<ReverieOutcome> {
+  const watch = new WakeWatch({
+    pool: deps.pool,
+    bus: deps.bus,
+    controller,
+    queue: INFERENCE_QUEUE,
+    wakeAbove: Priority.chat - 1,
+    pollMs: deps.pollMs,
+  }).start();
+  const timeUp = setTimeout(
+    () => controller.abort(new DreamTimeUp()),
+    job.maxSeconds ? job.maxSeconds * 1000 : (deps.dreamMaxMs ?? 120_000),
+  );
   try {
     const dndUntil = await doNotDisturbUntil(deps.pool);
     watch.holdUntil(dndUntil);
@@ -90,7 +106,10 @@ export async function runReverieJob(deps: ReverieJobDeps, jobId: string, job: Re
     }
     // The model did not stop at its next token: the chat goes first (it has a sequence of its
     // own), and the reverie's end is written whenever it comes.
-    deps.log.warn({ jobId, kind: job.kind }, `the reverie did not stop within ${WAKE_DEADLINE_MS} ms of the wake: abandoned, the chat goes first`);
+    deps.log.warn(
+      { jobId, kind: job.kind },
+      `the reverie did not stop within ${WAKE_DEADLINE_MS} ms of the wake: abandoned, the chat goes first`,
+    );
     hooks.ended(`${job.kind}-abandoned`);
     hooks.outlives(
       run.catch(async (err: unknown) => {

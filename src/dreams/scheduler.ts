@@ -46,12 +46,22 @@ export function due(s: DreamSettings, m: Moment, importance: number): ReverieJob
   if (s.reflection_threshold > 0 && importance >= s.reflection_threshold) {
     return buildReverie(s, { kind: "reflect" });
   }
-  if (s.idle_thoughts && m.quiet !== null && m.quiet >= s.idle_thought_delay_seconds && m.quiet < s.dream_delay_seconds && !m.thought_since_request) {
+  if (
+    s.idle_thoughts &&
+    m.quiet !== null &&
+    m.quiet >= s.idle_thought_delay_seconds &&
+    m.quiet < s.dream_delay_seconds &&
+    !m.thought_since_request
+  ) {
     return buildReverie(s, { kind: "idle", conversationId: m.conversation_id });
   }
   // A client that says it is there (Hermes) holds dreams off however quiet it is; the delay
   // counts from its leaving, which is its last request (DELETE /v1/presence or a heartbeat).
-  if (m.present === 0 && (m.quiet === null || m.quiet >= s.dream_delay_seconds) && (m.since_dream === null || m.since_dream >= s.dream_cooldown_seconds)) {
+  if (
+    m.present === 0 &&
+    (m.quiet === null || m.quiet >= s.dream_delay_seconds) &&
+    (m.since_dream === null || m.since_dream >= s.dream_cooldown_seconds)
+  ) {
     return buildReverie(s, { kind: "dream" });
   }
   return undefined;
@@ -88,7 +98,10 @@ export class DreamScheduler {
       });
       if (!queued) return undefined;
       signalReverie(this.deps.bus);
-      this.deps.log.info({ jobId: queued.id, kind: queued.kind }, queued.kind === "dream" ? "quiet for a while: dreaming" : `quiet: ${queued.kind === "idle" ? "an idle thought" : "reflecting"}`);
+      this.deps.log.info(
+        { jobId: queued.id, kind: queued.kind },
+        queued.kind === "dream" ? "quiet for a while: dreaming" : `quiet: ${queued.kind === "idle" ? "an idle thought" : "reflecting"}`,
+      );
       return queued.id;
     } catch (err) {
       this.deps.log.warn({ err }, "the dream scheduler could not look");

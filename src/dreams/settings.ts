@@ -6,7 +6,11 @@ import type { Config } from "../config.js";
 import type { Queryable } from "../db/pool.js";
 import { patchDreamOverrides, storedDreamSettings } from "../db/sql/dream-settings.js";
 
-const seconds = z.number().int().min(0).max(7 * 86_400);
+const seconds = z
+  .number()
+  .int()
+  .min(0)
+  .max(7 * 86_400);
 const tokens = z.number().int().min(1).max(8192);
 
 export const DreamSettingsSchema = z.strictObject({
@@ -40,9 +44,11 @@ export type DreamSettings = z.infer<typeof DreamSettingsSchema>;
 
 /** A PATCH: any subset; null puts a setting back to its default. */
 export const DreamSettingsPatchSchema = z
-  .strictObject(Object.fromEntries(Object.entries(DreamSettingsSchema.shape).map(([k, v]) => [k, v.nullable().optional()])) as {
-    [K in keyof DreamSettings]: z.ZodOptional<z.ZodNullable<(typeof DreamSettingsSchema.shape)[K]>>;
-  })
+  .strictObject(
+    Object.fromEntries(Object.entries(DreamSettingsSchema.shape).map(([k, v]) => [k, v.nullable().optional()])) as {
+      [K in keyof DreamSettings]: z.ZodOptional<z.ZodNullable<(typeof DreamSettingsSchema.shape)[K]>>;
+    },
+  )
   .refine((p) => Object.keys(p).length > 0, { message: "give at least one setting to change" });
 export type DreamSettingsPatch = z.infer<typeof DreamSettingsPatchSchema>;
 
@@ -87,7 +93,12 @@ export async function readDreamSettings(db: Queryable, defaults: DreamSettings):
     const field = DreamSettingsSchema.shape[key as keyof DreamSettings];
     if (field?.safeParse(value).success) overrides[key] = value;
   }
-  return { settings: { ...defaults, ...overrides }, overrides: overrides as Partial<DreamSettings>, dndUntil: stored.dndUntil, dndReason: stored.dndReason };
+  return {
+    settings: { ...defaults, ...overrides },
+    overrides: overrides as Partial<DreamSettings>,
+    dndUntil: stored.dndUntil,
+    dndReason: stored.dndReason,
+  };
 }
 
 /** Applies a validated patch (null: back to the default) in one statement. */

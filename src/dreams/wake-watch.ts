@@ -65,7 +65,10 @@ export class WakeWatch {
     if (this.polling || this.controller.signal.aborted) return;
     this.polling = true;
     try {
-      const [settings, outranked] = await Promise.all([storedDreamSettings(this.o.pool), waitingAbove(this.o.pool, this.o.queue, this.o.wakeAbove)]);
+      const [settings, outranked] = await Promise.all([
+        storedDreamSettings(this.o.pool),
+        waitingAbove(this.o.pool, this.o.queue, this.o.wakeAbove),
+      ]);
       if (this.controller.signal.aborted) return;
       const wake = settings.wakeRequestedAt?.getTime() ?? 0;
       if (this.lastWakeRequest !== undefined && wake > this.lastWakeRequest) {

@@ -35,7 +35,9 @@ Talk to Psyche in the terminal; tools run here, in the workspace.
 
 const seconds = z.coerce.number().positive().max(86_400);
 const ArgsSchema = z.object({
-  server: z.url({ error: "--server must be a URL such as http://127.0.0.1:8741" }).transform((u) => u.replace(/\/+$/, "").replace(/\/v1$/, "")),
+  server: z
+    .url({ error: "--server must be a URL such as http://127.0.0.1:8741" })
+    .transform((u) => u.replace(/\/+$/, "").replace(/\/v1$/, "")),
   apiKey: z.string().min(1).optional(),
   workspace: z.string().min(1),
   conversation: ConversationIdSchema,
@@ -115,11 +117,19 @@ export function parseHermesArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     bashTimeoutSeconds: v["bash-timeout"] ?? 60,
     help: v.help === true,
   });
-  if (!parsed.success) throw new HermesUsageError(parsed.error.issues.map((i) => `${i.path.length ? `${flagOf(String(i.path[0]))}: ` : ""}${i.message}`).join("\n"));
+  if (!parsed.success)
+    throw new HermesUsageError(
+      parsed.error.issues.map((i) => `${i.path.length ? `${flagOf(String(i.path[0]))}: ` : ""}${i.message}`).join("\n"),
+    );
   return parsed.data;
 }
 
-const FLAGS: Record<string, string> = { print: "-p", idleAfterSeconds: "--idle-after", idleCooldownSeconds: "--idle-cooldown", bashTimeoutSeconds: "--bash-timeout" };
+const FLAGS: Record<string, string> = {
+  print: "-p",
+  idleAfterSeconds: "--idle-after",
+  idleCooldownSeconds: "--idle-cooldown",
+  bashTimeoutSeconds: "--bash-timeout",
+};
 const flagOf = (key: string) => FLAGS[key] ?? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /** The first request's tool_choice, as the API takes it. */

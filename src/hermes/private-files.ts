@@ -60,7 +60,9 @@ export class PrivateFiles {
     private readonly root: string,
     extra: readonly string[] = [],
   ) {
-    this.fixed = ignore().add(BUILT_IN_PRIVATE).add([...extra]);
+    this.fixed = ignore()
+      .add(BUILT_IN_PRIVATE)
+      .add([...extra]);
     const exclude = join(root, ".git", "info", "exclude");
     if (existsSync(exclude)) this.fixed.add(readFileSync(exclude, "utf8"));
   }

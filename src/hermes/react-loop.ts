@@ -64,31 +64,35 @@ export async function react(t: Transcript, first: ChatCompletionMessageParam, o:
     // Once the server has named the turn it has the messages: a cancel after that must not
     // send them again with the next one.
     let reached = false;
-    const reply = await o.server.send({
-      messages: o.server.isPsyche ? t.unsent : t.history,
-      tools: o.definitions,
-      toolChoice: last ? "none" : iteration === 1 ? o.firstToolChoice : "auto",
-      maxTokens: o.maxTokens,
-      seed: o.seed,
-      conversationId: o.conversationId,
-      ...(o.exploration ? { exploration: true } : {}),
-      signal: o.signal,
-      ...(o.onText ? { onText: o.onText } : {}),
-      onTurn: (id) => {
-        reached = true;
-        o.onTurn?.(id);
-      },
-      ...(o.onReconnecting ? { onReconnecting: o.onReconnecting } : {}),
-    }).catch((err: unknown) => {
-      if (reached) t.unsent = [];
-      throw err;
-    });
+    const reply = await o.server
+      .send({
+        messages: o.server.isPsyche ? t.unsent : t.history,
+        tools: o.definitions,
+        toolChoice: last ? "none" : iteration === 1 ? o.firstToolChoice : "auto",
+        maxTokens: o.maxTokens,
+        seed: o.seed,
+        conversationId: o.conversationId,
+        ...(o.exploration ? { exploration: true } : {}),
+        signal: o.signal,
+        ...(o.onText ? { onText: o.onText } : {}),
+        onTurn: (id) => {
+          reached = true;
+          o.onTurn?.(id);
+        },
+        ...(o.onReconnecting ? { onReconnecting: o.onReconnecting } : {}),
+      })
+      .catch((err: unknown) => {
+        if (reached) t.unsent = [];
+        throw err;
+      });
     t.unsent = [];
     const calls = reply.finishReason === "tool_calls" ? reply.toolCalls : [];
     t.history.push({
       role: "assistant",
       content: reply.content || null,
-      ...(calls.length ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) } : {}),
+      ...(calls.length
+        ? { tool_calls: calls.map((c) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.arguments } })) }
+        : {}),
     });
     if (!calls.length || o.signal?.aborted || last) return { reply, iterations: iteration, ran, exhausted: last && calls.length > 0 };
     for (const [i, call] of calls.entries()) {
@@ -115,9 +119,13 @@ export async function react(t: Transcript, first: ChatCompletionMessageParam, o:
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
+    signal?.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
   });
 }

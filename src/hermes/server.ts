@@ -12,9 +12,11 @@ export class HermesError extends Error {
 export function explain(err: unknown, server: string): string {
   if (err instanceof HermesError) return err.message;
   if (err instanceof APIUserAbortError) return "cancelled";
-  if (err instanceof APIConnectionError || isConnectionRefused(err)) return `cannot reach a server at ${server} (is Psyche running? \`psyche start\` starts it)`;
+  if (err instanceof APIConnectionError || isConnectionRefused(err))
+    return `cannot reach a server at ${server} (is Psyche running? \`psyche start\` starts it)`;
   if (err instanceof APIError) {
-    if (err.status === 401 || err.status === 403) return `the server at ${server} refused the API key (${err.status}): pass --api-key or set PSYCHE_API_KEY`;
+    if (err.status === 401 || err.status === 403)
+      return `the server at ${server} refused the API key (${err.status}): pass --api-key or set PSYCHE_API_KEY`;
     return `the server answered ${err.status}: ${(err.error as { message?: string } | undefined)?.message ?? err.message}`;
   }
   return (err as Error).message ?? String(err);
@@ -93,7 +95,12 @@ export class PsycheServer {
           ...(o.maxTokens ? { max_tokens: o.maxTokens } : {}),
           ...(o.seed !== undefined ? { seed: o.seed } : {}),
         },
-        { signal: o.signal, headers: this.isPsyche ? { "X-Psyche-Conversation": o.conversationId, ...(o.exploration ? { "X-Psyche-Purpose": "exploration" } : {}) } : {} },
+        {
+          signal: o.signal,
+          headers: this.isPsyche
+            ? { "X-Psyche-Conversation": o.conversationId, ...(o.exploration ? { "X-Psyche-Purpose": "exploration" } : {}) }
+            : {},
+        },
       )
       .withResponse();
     const turnId = response.headers.get("x-psyche-turn");
@@ -144,7 +151,12 @@ export class PsycheServer {
   }
 
   async request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
-    const res = await fetch(`${this.url}${path}`, { method, headers: this.headers(), body: body === undefined ? null : JSON.stringify(body), signal: signal ?? AbortSignal.timeout(10_000) });
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: this.headers(),
+      body: body === undefined ? null : JSON.stringify(body),
+      signal: signal ?? AbortSignal.timeout(10_000),
+    });
     const json = (await res.json().catch(() => ({}))) as { error?: { message?: string } };
     if (!res.ok) throw new HermesError(`${method} ${path}: ${res.status} ${json.error?.message ?? res.statusText}`);
     return json;

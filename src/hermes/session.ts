@@ -69,7 +69,10 @@ export class HermesSession {
   private async beat(): Promise<void> {
     let every = 15;
     try {
-      const res = (await this.server.request("POST", "/v1/presence", { client_id: this.clientId, name: "hermes" })) as { heartbeat_seconds?: number; present?: number };
+      const res = (await this.server.request("POST", "/v1/presence", { client_id: this.clientId, name: "hermes" })) as {
+        heartbeat_seconds?: number;
+        present?: number;
+      };
       every = res.heartbeat_seconds ?? every;
       this.present = true;
       this.setStatus({ reconnecting: false, clients: res.present ?? null });
@@ -103,7 +106,13 @@ export class HermesSession {
         { valence: number; arousal: number },
         { state: string; kind: string | null; clients?: unknown[] },
       ];
-      this.setStatus({ valence: mood.valence, arousal: mood.arousal, dream: dream.kind && dream.state === "dreaming" ? `${dream.state} (${dream.kind})` : dream.state, clients: dream.clients?.length ?? null, reconnecting: false });
+      this.setStatus({
+        valence: mood.valence,
+        arousal: mood.arousal,
+        dream: dream.kind && dream.state === "dreaming" ? `${dream.state} (${dream.kind})` : dream.state,
+        clients: dream.clients?.length ?? null,
+        reconnecting: false,
+      });
     } catch {
       this.setStatus({ reconnecting: true });
     }
@@ -142,7 +151,10 @@ export class HermesSession {
     first: { role: "user"; content: string },
     signal: AbortSignal,
     cb: Callbacks,
-    o: Pick<LoopOptions, "allowed" | "conversationId" | "exploration" | "maxIterations" | "firstToolChoice" | "maxTokens" | "seed" | "cooldownMs">,
+    o: Pick<
+      LoopOptions,
+      "allowed" | "conversationId" | "exploration" | "maxIterations" | "firstToolChoice" | "maxTokens" | "seed" | "cooldownMs"
+    >,
   ): Promise<LoopResult> {
     const definitions = TOOL_DEFINITIONS.filter((d) => o.allowed.includes(d.function.name));
     try {

@@ -22,11 +22,14 @@ export async function runSlash(session: HermesSession, line: string): Promise<Sl
   if (command === "/quit" || command === "/exit") return { quit: true };
   if (command === "/help") return { lines: SLASH_HELP };
   if (!["/memories", "/dream", "/journal"].includes(command!)) return { lines: [`unknown command ${command}; /help lists them`] };
-  if (!session.server.isPsyche) return { lines: [`${command} needs Psyche's own API; ${session.server.url} is another OpenAI-compatible server`] };
+  if (!session.server.isPsyche)
+    return { lines: [`${command} needs Psyche's own API; ${session.server.url} is another OpenAI-compatible server`] };
   try {
     if (command === "/memories") {
       if (!arg) return { lines: ["/memories needs a query, e.g. /memories the garden"] };
-      const res = (await session.server.get(`/v1/memories/search?q=${encodeURIComponent(arg)}&k=5`)) as { data: { kind: string; content: string; score: number }[] };
+      const res = (await session.server.get(`/v1/memories/search?q=${encodeURIComponent(arg)}&k=5`)) as {
+        data: { kind: string; content: string; score: number }[];
+      };
       if (!res.data.length) return { lines: [`nothing remembered about "${arg}"`] };
       return { lines: res.data.map((m) => `• [${m.kind}] ${clip(m.content, 160)} (${m.score.toFixed(2)})`) };
     }
@@ -34,9 +37,16 @@ export async function runSlash(session: HermesSession, line: string): Promise<Sl
       const res = (await session.server.request("POST", "/dream/jobs", { kind: "dream" })) as { data: { id: string }[] };
       return { lines: [`queued a dream (job ${res.data[0]?.id}); /journal shows it once it ends`] };
     }
-    const res = (await session.server.get("/dream/journal?limit=5")) as { data: { started_at: string; kind: string; status: string; tokens: number; content: string }[] };
+    const res = (await session.server.get("/dream/journal?limit=5")) as {
+      data: { started_at: string; kind: string; status: string; tokens: number; content: string }[];
+    };
     if (!res.data.length) return { lines: ["the dream journal is empty"] };
-    return { lines: res.data.map((d) => `${d.started_at.slice(0, 19).replace("T", " ")} ${d.kind} ${d.status}, ${d.tokens} tokens: ${clip(d.content || "(nothing)", 120)}`) };
+    return {
+      lines: res.data.map(
+        (d) =>
+          `${d.started_at.slice(0, 19).replace("T", " ")} ${d.kind} ${d.status}, ${d.tokens} tokens: ${clip(d.content || "(nothing)", 120)}`,
+      ),
+    };
   } catch (err) {
     return { lines: [`${command} failed: ${explain(err, session.server.url)}`] };
   }

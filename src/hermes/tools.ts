@@ -38,10 +38,25 @@ const P = { type: "string", description: "a path relative to the workspace", max
 export const TOOL_DEFINITIONS: ChatCompletionFunctionTool[] = [
   fn("read_file", "Read a text file in the workspace", { path: P }, ["path"]),
   fn("list_directory", "List a directory in the workspace (default: its root)", { path: P }, []),
-  fn("search_codebase", "Find lines containing a text in the workspace's files", { query: { type: "string", maxLength: 500 }, path: P }, ["query"]),
-  fn("create_file", "Create a new file in the workspace (refused if it exists: use edit_file)", { path: P, content: { type: "string" } }, ["path", "content"]),
-  fn("edit_file", "Replace one exact occurrence of old_text with new_text in a workspace file", { path: P, old_text: { type: "string" }, new_text: { type: "string" } }, ["path", "old_text", "new_text"]),
-  fn("execute_bash", "Run a bash command in the workspace (time-limited, output capped)", { command: { type: "string", maxLength: 10_000 } }, ["command"]),
+  fn("search_codebase", "Find lines containing a text in the workspace's files", { query: { type: "string", maxLength: 500 }, path: P }, [
+    "query",
+  ]),
+  fn("create_file", "Create a new file in the workspace (refused if it exists: use edit_file)", { path: P, content: { type: "string" } }, [
+    "path",
+    "content",
+  ]),
+  fn(
+    "edit_file",
+    "Replace one exact occurrence of old_text with new_text in a workspace file",
+    { path: P, old_text: { type: "string" }, new_text: { type: "string" } },
+    ["path", "old_text", "new_text"],
+  ),
+  fn(
+    "execute_bash",
+    "Run a bash command in the workspace (time-limited, output capped)",
+    { command: { type: "string", maxLength: 10_000 } },
+    ["command"],
+  ),
 ];
 
 export interface ToolOptions {
@@ -71,7 +86,8 @@ export class LocalTools {
   /** Runs a call as the model sent it (arguments as a JSON string). Never throws. */
   async run(name: string, rawArgs: string, only: readonly string[] = TOOL_NAMES): Promise<ToolResult> {
     try {
-      if (!(TOOL_NAMES as readonly string[]).includes(name) || !only.includes(name)) return fail(`no tool named ${name} here; the tools are ${only.join(", ")}`);
+      if (!(TOOL_NAMES as readonly string[]).includes(name) || !only.includes(name))
+        return fail(`no tool named ${name} here; the tools are ${only.join(", ")}`);
       const tool = name as ToolName;
       let json: unknown;
       try {
@@ -80,11 +96,15 @@ export class LocalTools {
         return fail(`the arguments are not JSON: ${rawArgs.slice(0, 200)}`);
       }
       const parsed = ARGUMENTS[tool].safeParse(json);
-      if (!parsed.success) return fail(`bad arguments for ${tool}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ")}`);
+      if (!parsed.success)
+        return fail(
+          `bad arguments for ${tool}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "arguments"}: ${i.message}`).join("; ")}`,
+        );
       const args = parsed.data as Record<string, string | undefined>;
       // A path outside is refused before anyone is asked about it.
       if (args.path !== undefined) this.workspace.resolve(args.path);
-      if (!(SAFE_TOOLS as readonly string[]).includes(tool) && !(await this.options.confirm(tool, args))) return fail("the user declined this call");
+      if (!(SAFE_TOOLS as readonly string[]).includes(tool) && !(await this.options.confirm(tool, args)))
+        return fail("the user declined this call");
       return await this.dispatch(tool, args);
     } catch (err) {
       return fail((err as Error).message);
@@ -97,7 +117,8 @@ export class LocalTools {
       case "read_file": {
         const file = ws.resolve(a.path!);
         if (this.isPrivate(file)) {
-          if (this.options.unattended) return fail(`${a.path} is private (a secret, or a file the workspace ignores): not read while the user is away`);
+          if (this.options.unattended)
+            return fail(`${a.path} is private (a secret, or a file the workspace ignores): not read while the user is away`);
           if (!(await this.options.confirm(tool, { ...a, private: true }))) return fail("the user declined this call");
         }
         const text = readFileSync(file, "utf8");
@@ -111,7 +132,9 @@ export class LocalTools {
         const shown = this.options.unattended ? entries.filter((e) => !this.isPrivate(join(dir, e.name), e.isDirectory())) : entries;
         const hidden = entries.length - shown.length;
         const names = shown.map((e) => (e.isDirectory() ? `${e.name}/` : e.isSymbolicLink() ? `${e.name}@` : e.name)).sort();
-        const listed = names.length ? names.slice(0, MAX_LISTED).join("\n") + (names.length > MAX_LISTED ? `\n[${names.length - MAX_LISTED} more]` : "") : "(empty)";
+        const listed = names.length
+          ? names.slice(0, MAX_LISTED).join("\n") + (names.length > MAX_LISTED ? `\n[${names.length - MAX_LISTED} more]` : "")
+          : "(empty)";
         return ok(hidden ? `${listed}\n[${hidden} private ${hidden === 1 ? "entry" : "entries"} not shown]` : listed);
       }
       case "search_codebase":
@@ -164,7 +187,8 @@ function search(ws: Workspace, from: string, query: string, isPrivate: (real: st
         const text = readFileSync(full, "utf8");
         if (text.includes("\0")) continue; // binary
         text.split("\n").forEach((line, i) => {
-          if (found.length < MAX_MATCHES && line.toLowerCase().includes(needle)) found.push(`${ws.show(full)}:${i + 1}: ${line.trim().slice(0, 200)}`);
+          if (found.length < MAX_MATCHES && line.toLowerCase().includes(needle))
+            found.push(`${ws.show(full)}:${i + 1}: ${line.trim().slice(0, 200)}`);
         });
       }
     }
@@ -172,7 +196,11 @@ function search(ws: Workspace, from: string, query: string, isPrivate: (real: st
   if (statSync(from).isDirectory()) walk(from);
   else walk(dirname(from));
   const note = skipped ? `\n[${skipped} private ${skipped === 1 ? "file or folder" : "files or folders"} not searched]` : "";
-  return (found.length ? found.join("\n") + (found.length >= MAX_MATCHES ? `\n[stopped at ${MAX_MATCHES} matches]` : "") : `no line contains "${query}"`) + note;
+  return (
+    (found.length
+      ? found.join("\n") + (found.length >= MAX_MATCHES ? `\n[stopped at ${MAX_MATCHES} matches]` : "")
+      : `no line contains "${query}"`) + note
+  );
 }
 
 function bash(cwd: string, command: string, o: ToolOptions): Promise<ToolResult> {

@@ -43,7 +43,14 @@ function ToolLine({ a, dim }: { a: ToolActivity; dim: boolean }): ReactElement {
 
 function EntryView({ e }: { e: Entry }): ReactElement {
   const dim = e.kind === "idle";
-  const prefix = e.kind === "user" ? h(Text, { color: "cyan", bold: true }, "you › ") : e.kind === "reply" ? h(Text, { color: "magenta", bold: true }, "psyche › ") : dim ? h(Text, { dimColor: true }, "idle · ") : null;
+  const prefix =
+    e.kind === "user"
+      ? h(Text, { color: "cyan", bold: true }, "you › ")
+      : e.kind === "reply"
+        ? h(Text, { color: "magenta", bold: true }, "psyche › ")
+        : dim
+          ? h(Text, { dimColor: true }, "idle · ")
+          : null;
   // The label goes on the first line: before the text, or alone above a tool line.
   const labelAlone = prefix && e.segments[0]?.kind !== "text";
   return h(
@@ -52,7 +59,12 @@ function EntryView({ e }: { e: Entry }): ReactElement {
     labelAlone ? h(Text, { key: "label" }, prefix) : null,
     ...e.segments.map((s, i) =>
       s.kind === "text"
-        ? h(Text, { key: i, dimColor: dim || e.kind === "info", color: e.kind === "error" ? "red" : undefined, wrap: "wrap" }, i === 0 ? prefix : null, s.text)
+        ? h(
+            Text,
+            { key: i, dimColor: dim || e.kind === "info", color: e.kind === "error" ? "red" : undefined, wrap: "wrap" },
+            i === 0 ? prefix : null,
+            s.text,
+          )
         : h(ToolLine, { key: i, a: s.activity, dim }),
     ),
   );
@@ -61,7 +73,8 @@ function EntryView({ e }: { e: Entry }): ReactElement {
 function StatusBar({ s, session, busy, hint }: { s: Status; session: HermesSession; busy: string | null; hint: string }): ReactElement {
   const parts: (ReactElement | string)[] = [];
   if (s.reconnecting) parts.push(h(Text, { key: "r", color: "red", bold: true }, "reconnecting…"));
-  if (s.valence !== null && s.arousal !== null) parts.push(`mood ${moodWord(s.valence, s.arousal)} (v ${sign(s.valence)} a ${sign(s.arousal)})`);
+  if (s.valence !== null && s.arousal !== null)
+    parts.push(`mood ${moodWord(s.valence, s.arousal)} (v ${sign(s.valence)} a ${sign(s.arousal)})`);
   if (s.dream) parts.push(`dream: ${s.dream}`);
   if (s.clients !== null) parts.push(`${s.clients} client${s.clients === 1 ? "" : "s"}`);
   parts.push(session.args.conversation);
@@ -76,7 +89,12 @@ function StatusBar({ s, session, busy, hint }: { s: Status; session: HermesSessi
 
 function App({ session }: { session: HermesSession }): ReactElement {
   const { exit } = useApp();
-  const [entries, setEntries] = useState<Entry[]>(() => [entry("info", `Hermes · ${session.server.url} (${session.server.isPsyche ? "Psyche" : "an OpenAI-compatible server"}) · conversation ${session.args.conversation} · /help`)]);
+  const [entries, setEntries] = useState<Entry[]>(() => [
+    entry(
+      "info",
+      `Hermes · ${session.server.url} (${session.server.isPsyche ? "Psyche" : "an OpenAI-compatible server"}) · conversation ${session.args.conversation} · /help`,
+    ),
+  ]);
   const [live, setLive] = useState<Entry | null>(null);
   const [input, setInputState] = useState("");
   // The line as typed so far, read by the key handler: several inputs can arrive before React
@@ -131,7 +149,11 @@ function App({ session }: { session: HermesSession }): ReactElement {
           },
           onReconnecting: (on) => session.setStatus({ reconnecting: on }),
         });
-        if (!turn.segments.length) turn.segments.push({ kind: "text", text: result.reply.finishReason === "length" ? "(no reply: it reached the token limit first)" : "(no reply)" });
+        if (!turn.segments.length)
+          turn.segments.push({
+            kind: "text",
+            text: result.reply.finishReason === "length" ? "(no reply: it reached the token limit first)" : "(no reply)",
+          });
         add(turn);
         // The server ended the stream itself once told to stop: what it said is kept.
         if (cancelled.current) add(entry("info", cancelled.current));
@@ -153,10 +175,13 @@ function App({ session }: { session: HermesSession }): ReactElement {
   // Idle exploration: once per spell of --idle-after seconds without a key.
   useEffect(() => {
     if (!session.args.idle || busy || asking) return;
-    const timer = setTimeout(() => {
-      const idleFor = (Date.now() - lastKey.current) / 1000;
-      void runLoop("idle", (signal, cb) => session.explore(idleFor, signal, cb));
-    }, Math.max(0, lastKey.current + session.args.idleAfterSeconds * 1000 - Date.now()));
+    const timer = setTimeout(
+      () => {
+        const idleFor = (Date.now() - lastKey.current) / 1000;
+        void runLoop("idle", (signal, cb) => session.explore(idleFor, signal, cb));
+      },
+      Math.max(0, lastKey.current + session.args.idleAfterSeconds * 1000 - Date.now()),
+    );
     return () => clearTimeout(timer);
   }, [busy, asking, input, session, runLoop]);
 

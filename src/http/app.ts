@@ -28,13 +28,19 @@ import { anthropicError, isAnthropicPath } from "./messages/errors.js";
 export function createApp(services: WebServices): Hono {
   const app = new Hono();
   const metrics = new PsycheMetrics(services);
-  const deps: WebServices = { ...services, firstToken: (seconds) => metrics.firstToken(seconds), ignoredFields: (api, fields) => metrics.ignoredFields(api, fields) };
+  const deps: WebServices = {
+    ...services,
+    firstToken: (seconds) => metrics.firstToken(seconds),
+    ignoredFields: (api, fields) => metrics.ignoredFields(api, fields),
+  };
   app.use("*", metrics.middleware());
 
   // OpenAI's error shape, or Anthropic's on the Messages API's paths (http/messages/errors.ts).
   const answer = (c: Context, err: UserError) =>
     c.json(
-      isAnthropicPath(c.req.path) ? anthropicError(err.status, err instanceof ContextOverflow ? err.anthropicMessage : err.message) : err.toJSON(),
+      isAnthropicPath(c.req.path)
+        ? anthropicError(err.status, err instanceof ContextOverflow ? err.anthropicMessage : err.message)
+        : err.toJSON(),
       err.status as ContentfulStatusCode,
     );
   app.onError((err, c) => {
@@ -42,11 +48,14 @@ export function createApp(services: WebServices): Hono {
       if (err.status >= 500) deps.log.error({ err, path: c.req.path }, "request failed");
       return answer(c, err);
     }
-    if (err instanceof HTTPException) return answer(c, new ApiError(err.status, err.status === 401 ? "authentication_error" : "invalid_request_error", err.message));
+    if (err instanceof HTTPException)
+      return answer(c, new ApiError(err.status, err.status === 401 ? "authentication_error" : "invalid_request_error", err.message));
     deps.log.error({ err, path: c.req.path }, "request failed");
     return answer(c, new ApiError(500, "server_error", "The server failed to handle the request; see its log"));
   });
-  app.notFound((c) => answer(c, new ApiError(404, "not_found_error", `No route for ${c.req.method} ${c.req.path}`, { code: "unknown_url" })));
+  app.notFound((c) =>
+    answer(c, new ApiError(404, "not_found_error", `No route for ${c.req.method} ${c.req.path}`, { code: "unknown_url" })),
+  );
 
   // Before the key check, so that it sees the answer a refused request got.
   const present = presence(deps);
@@ -60,7 +69,12 @@ export function createApp(services: WebServices): Hono {
     const requireKey = async (c: Context, next: Next) => {
       // Anthropic's clients send the key as x-api-key.
       if (c.req.header("authorization") !== expected && c.req.header("x-api-key") !== deps.apiKey) {
-        throw new ApiError(401, "authentication_error", "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY> (or x-api-key: <PSYCHE_API_KEY>)", { code: "invalid_api_key" });
+        throw new ApiError(
+          401,
+          "authentication_error",
+          "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY> (or x-api-key: <PSYCHE_API_KEY>)",
+          { code: "invalid_api_key" },
+        );
       }
       await next();
     };

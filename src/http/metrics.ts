@@ -22,7 +22,12 @@ const MAX_FIELD_LABELS = 100;
 export class PsycheMetrics {
   readonly registry = new Registry();
   private readonly process = `${hostname()}:${process.pid}`;
-  private readonly requests = new Counter({ name: "psyche_http_requests_total", help: "HTTP requests answered by this process", labelNames: ["route", "method", "status", "process"], registers: [this.registry] });
+  private readonly requests = new Counter({
+    name: "psyche_http_requests_total",
+    help: "HTTP requests answered by this process",
+    labelNames: ["route", "method", "status", "process"],
+    registers: [this.registry],
+  });
   private readonly duration = new Histogram({
     name: "psyche_http_request_duration_seconds",
     help: "Time to the response's headers (a stream's first byte), by route, in this process",
@@ -45,24 +50,65 @@ export class PsycheMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
-  private readonly tokens = new Counter({ name: "psyche_chat_tokens_total", help: "Tokens of all turns, by kind (prompt, completion)", labelNames: ["kind"], registers: [this.registry] });
-  private readonly queue = new Gauge({ name: "psyche_queue_jobs", help: "pg-boss jobs by queue and state", labelNames: ["queue", "state"], registers: [this.registry] });
+  private readonly tokens = new Counter({
+    name: "psyche_chat_tokens_total",
+    help: "Tokens of all turns, by kind (prompt, completion)",
+    labelNames: ["kind"],
+    registers: [this.registry],
+  });
+  private readonly queue = new Gauge({
+    name: "psyche_queue_jobs",
+    help: "pg-boss jobs by queue and state",
+    labelNames: ["queue", "state"],
+    registers: [this.registry],
+  });
   private readonly wake = new Histogram({
     name: "psyche_dream_wake_latency_seconds",
     help: "From what woke a reverie (a chat request, a wake request or a client arriving, the earliest) to its generation stopping",
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
     registers: [this.registry],
   });
-  private readonly reveries = new Counter({ name: "psyche_reveries_total", help: "Dream journal entries by kind and status", labelNames: ["kind", "status"], registers: [this.registry] });
-  private readonly memories = new Gauge({ name: "psyche_memories", help: "Live memories (not deleted, not folded) by kind", labelNames: ["kind"], registers: [this.registry] });
-  private readonly valence = new Gauge({ name: "psyche_mood_valence", help: "The mood's valence now (-1..1), decayed toward its baseline", registers: [this.registry] });
-  private readonly arousal = new Gauge({ name: "psyche_mood_arousal", help: "The mood's arousal now (-1..1), decayed toward its baseline", registers: [this.registry] });
-  private readonly workerUp = new Gauge({ name: "psyche_worker_up", help: "1 when an inference worker's heartbeat is fresh, else 0", registers: [this.registry] });
-  private readonly workers = new Gauge({ name: "psyche_workers", help: "Inference workers with a fresh heartbeat", registers: [this.registry] });
+  private readonly reveries = new Counter({
+    name: "psyche_reveries_total",
+    help: "Dream journal entries by kind and status",
+    labelNames: ["kind", "status"],
+    registers: [this.registry],
+  });
+  private readonly memories = new Gauge({
+    name: "psyche_memories",
+    help: "Live memories (not deleted, not folded) by kind",
+    labelNames: ["kind"],
+    registers: [this.registry],
+  });
+  private readonly valence = new Gauge({
+    name: "psyche_mood_valence",
+    help: "The mood's valence now (-1..1), decayed toward its baseline",
+    registers: [this.registry],
+  });
+  private readonly arousal = new Gauge({
+    name: "psyche_mood_arousal",
+    help: "The mood's arousal now (-1..1), decayed toward its baseline",
+    registers: [this.registry],
+  });
+  private readonly workerUp = new Gauge({
+    name: "psyche_worker_up",
+    help: "1 when an inference worker's heartbeat is fresh, else 0",
+    registers: [this.registry],
+  });
+  private readonly workers = new Gauge({
+    name: "psyche_workers",
+    help: "Inference workers with a fresh heartbeat",
+    registers: [this.registry],
+  });
 
   constructor(private readonly deps: { pool: Pool; mood: MoodKeeper; workerStaleMs: number; modelId: string }) {
     collectDefaultMetrics({ register: this.registry });
-    new Gauge({ name: "psyche_info", help: "The version and the served model", labelNames: ["version", "model"], registers: [this.registry] }).set({ version: PSYCHE_VERSION, model: deps.modelId }, 1);
+    new Gauge({
+      name: "psyche_info",
+      help: "The version and the served model",
+      labelNames: ["version", "model"],
+      registers: [this.registry],
+    }).set({ version: PSYCHE_VERSION, model: deps.modelId }, 1);
   }
 
   /** Counts and times each request by its route pattern (not its path: ids would explode the labels). */
@@ -84,7 +130,8 @@ export class PsycheMetrics {
   /** Fields clients send that the server ignored (http/request-fields.ts); past MAX_FIELD_LABELS names, "other". */
   ignoredFields(api: string, fields: readonly string[]): void {
     for (const field of fields) {
-      const name = /^[A-Za-z0-9_.-]{1,64}$/.test(field) && (this.fieldNames.has(field) || this.fieldNames.size < MAX_FIELD_LABELS) ? field : "other";
+      const name =
+        /^[A-Za-z0-9_.-]{1,64}$/.test(field) && (this.fieldNames.has(field) || this.fieldNames.size < MAX_FIELD_LABELS) ? field : "other";
       this.fieldNames.add(name);
       this.ignored.inc({ api, field: name, process: this.process });
     }
@@ -92,7 +139,11 @@ export class PsycheMetrics {
 
   /** The text format, after reading the database's facts. */
   async render(): Promise<string> {
-    const [facts, mood, workers] = await Promise.all([databaseFacts(this.deps.pool, QUEUES), this.deps.mood.current(), liveWorkers(this.deps.pool)]);
+    const [facts, mood, workers] = await Promise.all([
+      databaseFacts(this.deps.pool, QUEUES),
+      this.deps.mood.current(),
+      liveWorkers(this.deps.pool),
+    ]);
     this.tokens.reset();
     this.tokens.inc({ kind: "prompt" }, Number(facts.tokens.prompt));
     this.tokens.inc({ kind: "completion" }, Number(facts.tokens.completion));

@@ -28,11 +28,17 @@ export function fieldsToIgnore(body: Record<string, unknown>, rules: FieldRules,
   const ignored: string[] = [];
   for (const [field, value] of Object.entries(body)) {
     if (field in rules.notHonoured) {
-      if (value !== null && value !== undefined && value !== false) throw invalidRequest(`${field}: ${rules.notHonoured[field]}`, field, "unsupported_parameter");
+      if (value !== null && value !== undefined && value !== false)
+        throw invalidRequest(`${field}: ${rules.notHonoured[field]}`, field, "unsupported_parameter");
     } else if (REASONING_FIELDS.has(field)) {
       if (value !== null && value !== undefined) ignored.push(field);
     } else if (!(field in rules.known)) {
-      if (strict) throw invalidRequest(`Unrecognized request argument supplied: ${field} (this server runs with --strict-params)`, field, "unsupported_parameter");
+      if (strict)
+        throw invalidRequest(
+          `Unrecognized request argument supplied: ${field} (this server runs with --strict-params)`,
+          field,
+          "unsupported_parameter",
+        );
       ignored.push(field);
     }
   }
@@ -48,7 +54,12 @@ export function withoutFields(body: Record<string, unknown>, fields: readonly st
 }
 
 /** Says which fields were ignored: on the response, in the log (names only), and to the metric. */
-export function reportIgnored(c: Context, deps: { log: Logger; ignoredFields?: ((api: string, fields: readonly string[]) => void) | undefined }, api: string, fields: readonly string[]): void {
+export function reportIgnored(
+  c: Context,
+  deps: { log: Logger; ignoredFields?: ((api: string, fields: readonly string[]) => void) | undefined },
+  api: string,
+  fields: readonly string[],
+): void {
   if (!fields.length) return;
   // A header value is one line of visible characters: a client's odd field name cannot break it.
   c.header(IGNORED_FIELDS_HEADER, fields.map((f) => f.replace(/[^\x21-\x7e]/g, "?").slice(0, 64)).join(", "));

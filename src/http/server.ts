@@ -19,7 +19,8 @@ export async function listen(app: Hono, host: string, port: number): Promise<Run
   const server = createAdaptorServer({ fetch: app.fetch });
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EADDRINUSE") reject(new PortInUseError(`port ${port} is in use: pass --port (0 picks a free one) or stop the other server`));
+      if (err.code === "EADDRINUSE")
+        reject(new PortInUseError(`port ${port} is in use: pass --port (0 picks a free one) or stop the other server`));
       else reject(err);
     });
     server.listen(port, host, () => resolve());

@@ -31,7 +31,15 @@ export function chunk(base: ChunkBase, delta: Record<string, unknown>, finishRea
 }
 
 export function usageChunk(base: ChunkBase, usage: Usage) {
-  return { id: base.id, object: "chat.completion.chunk", created: base.created, model: base.model, system_fingerprint: null, choices: [], usage };
+  return {
+    id: base.id,
+    object: "chat.completion.chunk",
+    created: base.created,
+    model: base.model,
+    system_fingerprint: null,
+    choices: [],
+    usage,
+  };
 }
 
 /** One SSE event; `id` lets a client resume with Last-Event-ID. */

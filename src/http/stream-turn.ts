@@ -38,7 +38,11 @@ export function streamTurn(c: Context, deps: WebServices, o: StreamTurnOptions):
           const turn = await getTurn(deps.pool, o.follower.turnId);
           // Each call as the openai SDK accumulates it: id, type and name first, then the arguments.
           for (const [index, call] of (finish === "tool_calls" ? (turn?.tool_calls ?? []) : []).entries()) {
-            await s.write(sseEvent(chunk(o.base, { tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] })));
+            await s.write(
+              sseEvent(
+                chunk(o.base, { tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] }),
+              ),
+            );
             await s.write(sseEvent(chunk(o.base, { tool_calls: [{ index, function: { arguments: call.arguments } }] })));
           }
           const report = replyReport(turn);
@@ -48,7 +52,9 @@ export function streamTurn(c: Context, deps: WebServices, o: StreamTurnOptions):
           }
           await s.write(sseEvent("[DONE]"));
         } else {
-          await s.write(sseEvent({ error: { message: event.content, type: "server_error", param: null, code: "generation_failed" } }, event.seq));
+          await s.write(
+            sseEvent({ error: { message: event.content, type: "server_error", param: null, code: "generation_failed" } }, event.seq),
+          );
         }
       }
     } catch (err) {

@@ -18,7 +18,10 @@ export function replyReport(turn: Pick<Turn, "tool_calls" | "response_format" | 
 } {
   if (!turn) return {};
   const calls = turn.tool_calls ?? [];
-  const formatProblems = turn.response_format && turn.finish_reason !== "tool_calls" && turn.finish_reason !== "cancelled" ? replyProblems(turn.response_format, turn.content ?? "", turn.finish_reason ?? "stop") : [];
+  const formatProblems =
+    turn.response_format && turn.finish_reason !== "tool_calls" && turn.finish_reason !== "cancelled"
+      ? replyProblems(turn.response_format, turn.content ?? "", turn.finish_reason ?? "stop")
+      : [];
   return {
     ...(calls.some((tc) => tc.problems.length) ? { tool_call_problems: Object.fromEntries(calls.map((tc) => [tc.id, tc.problems])) } : {}),
     ...(formatProblems.length ? { response_format_problems: formatProblems } : {}),

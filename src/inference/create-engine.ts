@@ -26,6 +26,9 @@ export async function createLlamaEngine(
     contextSize: config.contextSize,
     batchSize: config.batchSize,
   });
-  log.info({ model: path, threads: config.threads, contextSize: engine.contextSize, trainedContextSize: model.trainContextSize }, "model loaded");
+  log.info(
+    { model: path, threads: config.threads, contextSize: engine.contextSize, trainedContextSize: model.trainContextSize },
+    "model loaded",
+  );
   return engine;
 }

@@ -227,11 +227,16 @@ export class LlamaEngine implements InferenceEngine {
           })
         : this.chatSession(request.sequence).generateResponse(history, {
             ...common,
-            ...(grammar ? { grammar, onTextChunk: (chunk: string) => {
-              common.onTextChunk(chunk);
-              // The grammar ends with the JSON, but a model may pad it with whitespace to max_tokens.
-              if (wholeJsonValue(text)) callDone.abort();
-            } } : {}),
+            ...(grammar
+              ? {
+                  grammar,
+                  onTextChunk: (chunk: string) => {
+                    common.onTextChunk(chunk);
+                    // The grammar ends with the JSON, but a model may pad it with whitespace to max_tokens.
+                    if (wholeJsonValue(text)) callDone.abort();
+                  },
+                }
+              : {}),
           });
       // Stopping a forced call once its arguments are whole throws node-llama-cpp's abort
       // (nothing was generated as text); the call is what was wanted.
@@ -244,7 +249,8 @@ export class LlamaEngine implements InferenceEngine {
         : (result?.functionCalls ?? []).map((c) => ({ name: c.functionName, arguments: JSON.stringify(c.params ?? {}) }));
       const toolCalls: GeneratedToolCall[] = made.map((c) => ({ ...c, problems: argumentProblems(request.tools ?? [], c) }));
       // node-llama-cpp reports no tokens while it writes a call: count the call's own.
-      if (toolCalls.length && completionTokens === 0) completionTokens = calls.reduce((n, c) => n + this.countTokens(`${c.name}${c.params}`), 0);
+      if (toolCalls.length && completionTokens === 0)
+        completionTokens = calls.reduce((n, c) => n + this.countTokens(`${c.name}${c.params}`), 0);
       const reason = result?.metadata.stopReason;
       // Stopped by max_tokens, the model made exactly that many tokens; node-llama-cpp drops
       // (and never reports) a last token it was holding back as the possible start of a stop
@@ -264,11 +270,18 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   /** OpenAI's presence and frequency penalties and logit_bias, as node-llama-cpp takes them. */
-  private sampling(request: GenerateRequest): { repeatPenalty?: { lastTokens: number; presencePenalty: number; frequencyPenalty: number }; tokenBias?: TokenBias } {
+  private sampling(request: GenerateRequest): {
+    repeatPenalty?: { lastTokens: number; presencePenalty: number; frequencyPenalty: number };
+    tokenBias?: TokenBias;
+  } {
     const out: ReturnType<LlamaEngine["sampling"]> = {};
     if (request.presencePenalty || request.frequencyPenalty) {
       // OpenAI counts over the whole reply; llama.cpp over a window: make it the reply's length.
-      out.repeatPenalty = { lastTokens: Math.max(64, request.maxTokens), presencePenalty: request.presencePenalty ?? 0, frequencyPenalty: request.frequencyPenalty ?? 0 };
+      out.repeatPenalty = {
+        lastTokens: Math.max(64, request.maxTokens),
+        presencePenalty: request.presencePenalty ?? 0,
+        frequencyPenalty: request.frequencyPenalty ?? 0,
+      };
     }
     const biases = Object.entries(request.logitBias ?? {});
     if (biases.length) {
@@ -277,7 +290,8 @@ export class LlamaEngine implements InferenceEngine {
       const bias = new TokenBias(this.options.model.tokenizer);
       for (const [id, value] of biases) {
         const token = Number(id);
-        if (vocabulary === undefined || token >= vocabulary) throw new Error(`logit_bias names token ${id}, which is not in the model's vocabulary (${vocabulary ?? "unknown"} tokens)`);
+        if (vocabulary === undefined || token >= vocabulary)
+          throw new Error(`logit_bias names token ${id}, which is not in the model's vocabulary (${vocabulary ?? "unknown"} tokens)`);
         bias.set(token as Token, value <= -100 ? "never" : { logit: value });
       }
       out.tokenBias = bias;
@@ -290,7 +304,12 @@ export class LlamaEngine implements InferenceEngine {
     const key = JSON.stringify(format.type === "json_object" ? format.type : format.schema);
     let grammar = this.grammars.get(key);
     if (!grammar) {
-      grammar = format.type === "json_object" ? this.options.llama.getGrammarFor("json") : this.options.llama.createGrammarForJsonSchema(toGrammarSchema(format.schema) as Parameters<Llama["createGrammarForJsonSchema"]>[0]);
+      grammar =
+        format.type === "json_object"
+          ? this.options.llama.getGrammarFor("json")
+          : this.options.llama.createGrammarForJsonSchema(
+              toGrammarSchema(format.schema) as Parameters<Llama["createGrammarForJsonSchema"]>[0],
+            );
       if (this.grammars.size > 100) this.grammars.clear();
       this.grammars.set(key, grammar);
     }
@@ -306,7 +325,10 @@ export class LlamaEngine implements InferenceEngine {
 }
 
 /** The functions offered for a request, and whether one must be called. */
-export function offeredFunctions(request: Pick<GenerateRequest, "tools" | "toolChoice">): { functions: ChatModelFunctions | undefined; forced: boolean } {
+export function offeredFunctions(request: Pick<GenerateRequest, "tools" | "toolChoice">): {
+  functions: ChatModelFunctions | undefined;
+  forced: boolean;
+} {
   const choice = request.tools?.length ? (request.toolChoice ?? "auto") : "none";
   if (choice === "none") return { functions: undefined, forced: false };
   const tools: readonly ToolSpec[] = typeof choice === "object" ? request.tools!.filter((t) => t.name === choice.name) : request.tools!;

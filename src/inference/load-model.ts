@@ -14,7 +14,10 @@ export class ModelError extends UserError {
 export const TINY_MODEL_FILE = "psyche-tiny.gguf";
 
 /** The generated models `--model` names: `tiny` (under 1 MB) and `tiny-agent` (a real tokenizer, a 32k context). */
-const GENERATED = { tiny: { file: TINY_MODEL_FILE, shape: TINY_SHAPE }, "tiny-agent": { file: "psyche-tiny-agent.gguf", shape: TINY_AGENT_SHAPE } } as const;
+const GENERATED = {
+  tiny: { file: TINY_MODEL_FILE, shape: TINY_SHAPE },
+  "tiny-agent": { file: "psyche-tiny-agent.gguf", shape: TINY_AGENT_SHAPE },
+} as const;
 /** `tiny` or `tiny-agent`: made here, never downloaded. */
 export const isGenerated = (spec: string): spec is keyof typeof GENERATED => Object.hasOwn(GENERATED, spec);
 
@@ -52,7 +55,12 @@ export function downloadSource(spec: string, endpoint: string | undefined): stri
 export async function localModelCopy(spec: string, dataDir: string, endpoint?: string): Promise<string | undefined> {
   if (!isRemote(spec)) return undefined;
   try {
-    return await resolveModelFile(spec, { directory: join(dataDir, "models"), download: false, cli: false, ...(endpoint ? { endpoints: { huggingFace: endpoint } } : {}) });
+    return await resolveModelFile(spec, {
+      directory: join(dataDir, "models"),
+      download: false,
+      cli: false,
+      ...(endpoint ? { endpoints: { huggingFace: endpoint } } : {}),
+    });
   } catch {
     return undefined;
   }
@@ -83,7 +91,12 @@ export async function downloadModel(spec: string, dataDir: string, opts: Downloa
   const from = downloadSource(spec, opts.endpoint);
   const seconds = opts.limit ? Math.round(opts.limit.ms / 1000) : undefined;
   opts.log?.info(
-    { model: spec, from, directory, ...(opts.limit ? { [opts.limit.kind === "total" ? "atMostSeconds" : "giveUpAfterSilentSeconds"]: seconds } : {}) },
+    {
+      model: spec,
+      from,
+      directory,
+      ...(opts.limit ? { [opts.limit.kind === "total" ? "atMostSeconds" : "giveUpAfterSilentSeconds"]: seconds } : {}),
+    },
     `downloading ${spec} from ${from}`,
   );
   const controller = new AbortController();
@@ -95,7 +108,9 @@ export async function downloadModel(spec: string, dataDir: string, opts: Downloa
     timer = setTimeout(() => controller.abort(new ModelError(why)), opts.limit.ms);
   };
   // node-llama-cpp does not stop a request that gets no answer on its signal alone: race it.
-  const aborted = new Promise<never>((_, reject) => controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), { once: true }));
+  const aborted = new Promise<never>((_, reject) =>
+    controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), { once: true }),
+  );
   arm();
   try {
     return await Promise.race([
@@ -148,7 +163,13 @@ export async function loadModelFile(llama: Llama, path: string): Promise<LlamaMo
  * remote model not yet downloaded gives undefined, never a download.
  */
 export async function loadTokenizer(spec: string, dataDir: string, log: Logger): Promise<((text: string) => number) | undefined> {
-  const path = isGenerated(spec) ? ensureTinyModel(dataDir, spec) : isRemote(spec) ? await localModelCopy(spec, dataDir) : existsSync(resolve(spec)) ? resolve(spec) : undefined;
+  const path = isGenerated(spec)
+    ? ensureTinyModel(dataDir, spec)
+    : isRemote(spec)
+      ? await localModelCopy(spec, dataDir)
+      : existsSync(resolve(spec))
+        ? resolve(spec)
+        : undefined;
   if (!path) return undefined;
   const llama = await loadLlama("false", log);
   const model = await llama.loadModel({ modelPath: path, vocabOnly: true });

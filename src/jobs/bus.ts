@@ -115,7 +115,12 @@ export class NotifyBus extends LocalBus {
  * `local` when every role shares this process and the database is the embedded one;
  * otherwise NOTIFY where the connection carries it, else local signals plus polling.
  */
-export async function createBus(opts: { pool: Pool; connectionString: string; embeddedInProcess: boolean; log: Logger }): Promise<SignalBus> {
+export async function createBus(opts: {
+  pool: Pool;
+  connectionString: string;
+  embeddedInProcess: boolean;
+  log: Logger;
+}): Promise<SignalBus> {
   if (opts.embeddedInProcess) return new LocalBus();
   const bus = await NotifyBus.connect(opts.pool, opts.connectionString, opts.log);
   if (!bus) opts.log.info("LISTEN/NOTIFY does not reach this process: falling back to polling between processes");

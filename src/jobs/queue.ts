@@ -27,7 +27,12 @@ const budget = {
   /** Token budget. */
   maxTokens: z.number().int().positive().max(8192).default(512),
   /** Time budget (s); unset: the worker's default. */
-  maxSeconds: z.number().int().positive().max(7 * 86_400).optional(),
+  maxSeconds: z
+    .number()
+    .int()
+    .positive()
+    .max(7 * 86_400)
+    .optional(),
   temperature: z.number().min(0).max(2).optional(),
 };
 /** A dream: seeded with recent, important and random memories, at a high temperature. */

@@ -85,7 +85,8 @@ export async function resumeStrandedTurns(deps: ReclaimDeps, ids: readonly strin
   const held = await heldTurns(deps.pool, deps.workerId, ids);
   const settled = ids.filter((id) => !held.some((t) => t.id === id));
   for (const t of held) {
-    if (await requeueOrFail(deps, t, "the database went away")) deps.log.warn({ turnId: t.id }, "the database is back: the turn it interrupted continues");
+    if (await requeueOrFail(deps, t, "the database went away"))
+      deps.log.warn({ turnId: t.id }, "the database is back: the turn it interrupted continues");
     settled.push(t.id);
   }
   if (held.length) deps.bus.notify(Channel.jobs);
@@ -117,7 +118,9 @@ async function rescueStrandedJobs(deps: ReclaimDeps): Promise<string[]> {
     });
     if (!ok) continue;
     if (job.action === "move") moved.push(job.turn_id!);
-    const what = { move: "its turn is queued again", complete: "its work was done: completed", cancel: "it never began: cancelled" }[job.action];
+    const what = { move: "its turn is queued again", complete: "its work was done: completed", cancel: "it never began: cancelled" }[
+      job.action
+    ];
     deps.log.warn({ jobId: job.id, kind: job.kind, turnId: job.turn_id }, `a worker stopped around this job; ${what}`);
   }
   return moved;

@@ -14,7 +14,9 @@ export const ProjectSchema = z.string().trim().min(1).max(4096);
 export const DEFAULT_PROJECT = "default";
 const field = z.string().trim().min(1).max(4000);
 const sessionRef = {
-  session_id: SessionIdSchema.optional().describe("Psyche's session id (from start_session) or the agent's own; default the latest open session"),
+  session_id: SessionIdSchema.optional().describe(
+    "Psyche's session id (from start_session) or the agent's own; default the latest open session",
+  ),
   project: ProjectSchema.optional().describe("Or: the latest open session of this project (working directory)"),
 };
 
@@ -69,7 +71,9 @@ export function registerAgentTools(server: McpServer, deps: WebServices): void {
       const text = [
         `${started.resumed ? "Resumed" : "Started"} session ${started.session.id} for ${project === undefined ? `the default project "${DEFAULT_PROJECT}" (no project was named)` : started.session.project}.`,
         ...(started.ended.length ? [`Ended ${started.ended.length} earlier open session(s) of this project.`] : []),
-        ...(orphans.length ? ["Active GHAP left by an ended session (adopt with update_ghap, or resolve_ghap):", ...started.orphans.map(ghapText)] : []),
+        ...(orphans.length
+          ? ["Active GHAP left by an ended session (adopt with update_ghap, or resolve_ghap):", ...started.orphans.map(ghapText)]
+          : []),
       ].join("\n");
       return result({ ...sessionJson(started.session), resumed: started.resumed, ended_sessions: started.ended, orphans }, text);
     }),
@@ -85,8 +89,16 @@ export function registerAgentTools(server: McpServer, deps: WebServices): void {
     },
     guarded("get_orphaned_ghap", deps.log, async ({ project }) => {
       const orphans = await agents.orphans(project ?? null);
-      const text = orphans.length ? orphans.map((o) => `${ghapText(o)}\n- from a session of ${o.project} that ended ${o.session_ended_at.toISOString()}`).join("\n\n") : "No orphaned GHAP.";
-      return result({ has_orphan: orphans.length > 0, orphans: orphans.map((o) => ({ ...ghapJson(o), project: o.project, session_ended_at: o.session_ended_at })) }, text);
+      const text = orphans.length
+        ? orphans.map((o) => `${ghapText(o)}\n- from a session of ${o.project} that ended ${o.session_ended_at.toISOString()}`).join("\n\n")
+        : "No orphaned GHAP.";
+      return result(
+        {
+          has_orphan: orphans.length > 0,
+          orphans: orphans.map((o) => ({ ...ghapJson(o), project: o.project, session_ended_at: o.session_ended_at })),
+        },
+        text,
+      );
     }),
   );
 
@@ -94,7 +106,8 @@ export function registerAgentTools(server: McpServer, deps: WebServices): void {
     "set_ghap",
     {
       title: "Set the working hypothesis",
-      description: "Record what you are doing as a GHAP: the goal, your hypothesis, the action that tests it, and what you predict. One active GHAP per session.",
+      description:
+        "Record what you are doing as a GHAP: the goal, your hypothesis, the action that tests it, and what you predict. One active GHAP per session.",
       inputSchema: { goal: field, hypothesis: field, action: field, prediction: field, ...sessionRef },
     },
     guarded("set_ghap", deps.log, async ({ goal, hypothesis, action, prediction, session_id, project }) => {
@@ -108,7 +121,8 @@ export function registerAgentTools(server: McpServer, deps: WebServices): void {
     "update_ghap",
     {
       title: "Update the working hypothesis",
-      description: "Change fields of the active GHAP (or of the one `id` names). Updating an orphan from an open session adopts it into that session.",
+      description:
+        "Change fields of the active GHAP (or of the one `id` names). Updating an orphan from an open session adopts it into that session.",
       inputSchema: {
         id: z.string().uuid().optional().describe("The GHAP to update; default the session's active one"),
         goal: field.optional(),
@@ -154,7 +168,10 @@ export function registerAgentTools(server: McpServer, deps: WebServices): void {
     guarded("get_active_ghap", deps.log, async ({ session_id, project }) => {
       const session = await agents.session({ session_id, project });
       const ghap = await agents.active(session);
-      return result({ session_id: session.id, has_active: ghap !== undefined, ghap: ghap ? ghapJson(ghap) : null }, ghap ? ghapText(ghap) : `Session ${session.id} has no active GHAP.`);
+      return result(
+        { session_id: session.id, has_active: ghap !== undefined, ghap: ghap ? ghapJson(ghap) : null },
+        ghap ? ghapText(ghap) : `Session ${session.id} has no active GHAP.`,
+      );
     }),
   );
 
@@ -167,7 +184,10 @@ export function registerAgentTools(server: McpServer, deps: WebServices): void {
     },
     guarded("increment_tool_count", deps.log, async ({ session_id, project }) => {
       const s = await agents.countToolUse(await agents.session({ session_id, project }));
-      return result({ session_id: s.id, tool_count: s.tools_since_check_in, total: s.tool_count }, `${s.tools_since_check_in} tool uses since the last check-in (${s.tool_count} in the session).`);
+      return result(
+        { session_id: s.id, tool_count: s.tools_since_check_in, total: s.tool_count },
+        `${s.tools_since_check_in} tool uses since the last check-in (${s.tool_count} in the session).`,
+      );
     }),
   );
 
@@ -182,7 +202,10 @@ export function registerAgentTools(server: McpServer, deps: WebServices): void {
     guarded("should_check_in", deps.log, async ({ frequency, session_id, project }) => {
       const s = await agents.session({ session_id, project });
       const due = s.tools_since_check_in >= frequency;
-      return result({ session_id: s.id, should_check_in: due, tool_count: s.tools_since_check_in, frequency }, due ? `Check-in due: ${s.tools_since_check_in} tool uses since the last.` : `Not yet: ${s.tools_since_check_in} of ${frequency}.`);
+      return result(
+        { session_id: s.id, should_check_in: due, tool_count: s.tools_since_check_in, frequency },
+        due ? `Check-in due: ${s.tools_since_check_in} tool uses since the last.` : `Not yet: ${s.tools_since_check_in} of ${frequency}.`,
+      );
     }),
   );
 

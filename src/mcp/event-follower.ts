@@ -24,7 +24,10 @@ export class EventFollower {
   private async run(): Promise<void> {
     while (!this.stop.signal.aborted) {
       try {
-        const headers: Record<string, string> = { ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}), ...(this.lastId ? { "last-event-id": this.lastId } : {}) };
+        const headers: Record<string, string> = {
+          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+          ...(this.lastId ? { "last-event-id": this.lastId } : {}),
+        };
         const res = await fetch(`${this.base}/v1/events`, { headers, signal: this.stop.signal });
         if (!res.ok || !res.body) throw new Error(`GET /v1/events answered ${res.status}`);
         const decoder = new TextDecoder();

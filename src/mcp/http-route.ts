@@ -29,17 +29,28 @@ export function mcpRoutes(deps: WebServices): Hono {
     const origin = c.req.header("origin");
     if (!originAllowed(origin, deps.mcpAllowedOrigins)) {
       deps.log.warn({ origin }, "refused an MCP request from a foreign origin");
-      return rpcError(c, 403, -32000, `Forbidden: origin ${origin} may not use this server (PSYCHE_MCP_ALLOWED_ORIGINS lists extra origins)`);
+      return rpcError(
+        c,
+        403,
+        -32000,
+        `Forbidden: origin ${origin} may not use this server (PSYCHE_MCP_ALLOWED_ORIGINS lists extra origins)`,
+      );
     }
     if (deps.apiKey && c.req.header("authorization") !== `Bearer ${deps.apiKey}`) {
-      return rpcError(c, 401, -32001, "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY>", { "WWW-Authenticate": "Bearer" });
+      return rpcError(c, 401, -32001, "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY>", {
+        "WWW-Authenticate": "Bearer",
+      });
     }
     await next();
   });
 
   app.post("/mcp", async (c) => {
     const server = createMcpServer(deps);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: deps.bodyLimit });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: deps.bodyLimit,
+    });
     transport.onerror = (err) => deps.log.debug({ err }, "MCP transport refused a request");
     await server.connect(transport);
     try {

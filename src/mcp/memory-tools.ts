@@ -15,7 +15,8 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
     "recall_memory",
     {
       title: "Recall memories",
-      description: "Search Psyche's long-term memory: the memories most relevant to the query, ranked by relevance, recency and importance.",
+      description:
+        "Search Psyche's long-term memory: the memories most relevant to the query, ranked by relevance, recency and importance.",
       inputSchema: {
         query: z.string().trim().min(1).max(4000),
         k: z.number().int().min(1).max(50).default(5).describe("How many memories (default 5)"),
@@ -44,11 +45,18 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
         importance: z.number().min(0).max(1).optional(),
         kind: z.enum(["semantic", "episodic"]).default("semantic").describe("semantic: a fact; episodic: something that happened"),
         tags: z.array(z.string().trim().min(1).max(64)).max(32).default([]),
-        conversation_id: ConversationIdSchema.optional().describe("The conversation this came from, if any: its neighbours there lend it context in search"),
+        conversation_id: ConversationIdSchema.optional().describe(
+          "The conversation this came from, if any: its neighbours there lend it context in search",
+        ),
       },
     },
     guarded("store_memory", deps.log, async ({ conversation_id, ...args }, extra) => {
-      const { memory, reinforced } = await deps.memory.remember({ ...args, conversationId: conversation_id, sourceKind: "api", signal: extra.signal });
+      const { memory, reinforced } = await deps.memory.remember({
+        ...args,
+        conversationId: conversation_id,
+        sourceKind: "api",
+        signal: extra.signal,
+      });
       return result(
         { ...memoryJson(memory), reinforced },
         reinforced ? `Reinforced memory ${memory.id}, which already held this.` : `Stored memory ${memory.id}.`,
@@ -66,10 +74,16 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
         "context_types picks which (default all); empty markdown when nothing is relevant.",
       inputSchema: {
         query: z.string().max(20_000).describe("The prompt to find context for"),
-        context_types: z.array(z.enum(CONTEXT_TYPES)).min(1).optional().describe("What to include: memories, experiences, insights, active_ghap (default all)"),
+        context_types: z
+          .array(z.enum(CONTEXT_TYPES))
+          .min(1)
+          .optional()
+          .describe("What to include: memories, experiences, insights, active_ghap (default all)"),
         max_tokens: z.number().int().min(1).max(32_000).default(1500),
         limit: z.number().int().min(1).max(50).default(10).describe("Memories considered before the budget cuts"),
-        session_id: SessionIdSchema.optional().describe("The agent session whose active GHAP to include (default: the latest open session)"),
+        session_id: SessionIdSchema.optional().describe(
+          "The agent session whose active GHAP to include (default: the latest open session)",
+        ),
         project: ProjectSchema.optional().describe("Or: the latest open session of this project"),
       },
       outputSchema: {
@@ -88,9 +102,21 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
       const types = context_types ?? CONTEXT_TYPES;
       // No open session is no GHAP, not an error: the rest of the context still helps (a session named but unknown is).
       const wanted = types.includes("active_ghap");
-      const session = wanted && session_id ? await deps.agents.session({ session_id }) : wanted ? await deps.agents.session({ project }).catch(() => undefined) : undefined;
+      const session =
+        wanted && session_id
+          ? await deps.agents.session({ session_id })
+          : wanted
+            ? await deps.agents.session({ project }).catch(() => undefined)
+            : undefined;
       const activeGhap = session ? await deps.agents.active(session) : undefined;
-      const assembled = await assembleContext(deps.memory, { query, types, maxTokens: max_tokens, limit, activeGhap, signal: extra.signal });
+      const assembled = await assembleContext(deps.memory, {
+        query,
+        types,
+        maxTokens: max_tokens,
+        limit,
+        activeGhap,
+        signal: extra.signal,
+      });
       return result({ ...assembled, token_count: assembled.token_estimate }, assembled.markdown);
     }),
   );

@@ -37,7 +37,11 @@ export function registerResources(server: McpServer, deps: WebServices): void {
         })),
       }),
     }),
-    { title: "Dream journal entry", description: "A dream, reflection, idle thought or consolidation, with its text", mimeType: "application/json" },
+    {
+      title: "Dream journal entry",
+      description: "A dream, reflection, idle thought or consolidation, with its text",
+      mimeType: "application/json",
+    },
     async (uri, variables) => {
       const id = idOf(variables, "Journal entry");
       const dream = await getDream(deps.pool, id);
@@ -73,7 +77,11 @@ export function registerResources(server: McpServer, deps: WebServices): void {
   server.registerResource(
     "events",
     "psyche://events",
-    { title: "Events", description: "The latest dream states, reveries, memories, mood changes and comings (GET /v1/events streams them)", mimeType: "application/json" },
+    {
+      title: "Events",
+      description: "The latest dream states, reveries, memories, mood changes and comings (GET /v1/events streams them)",
+      mimeType: "application/json",
+    },
     async (uri) => {
       const events = await eventsAfter(deps.pool, await eventIdBefore(deps.pool, LISTED), LISTED);
       const body = { last_id: events.at(-1)?.id ?? null, stream: "GET /v1/events (Last-Event-ID: last_id)", data: events };

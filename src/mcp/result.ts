@@ -25,7 +25,11 @@ export function failureFor(err: unknown, tool: string, log: Logger): CallToolRes
 }
 
 /** Wraps a tool body so that any failure comes back as an `isError` result. */
-export function guarded<A, E>(tool: string, log: Logger, body: (args: A, extra: E) => Promise<CallToolResult>): (args: A, extra: E) => Promise<CallToolResult> {
+export function guarded<A, E>(
+  tool: string,
+  log: Logger,
+  body: (args: A, extra: E) => Promise<CallToolResult>,
+): (args: A, extra: E) => Promise<CallToolResult> {
   return async (args, extra) => {
     try {
       return await body(args, extra);

@@ -20,14 +20,21 @@ export function registerStateTools(server: McpServer, deps: WebServices): void {
       {
         title: "Psyche's mood",
         inputSchema: {},
-        description: "Psyche's current mood: valence (unpleasant -1 to pleasant 1) and arousal (calm -1 to excited 1), decayed toward its baseline to now.",
+        description:
+          "Psyche's current mood: valence (unpleasant -1 to pleasant 1) and arousal (calm -1 to excited 1), decayed toward its baseline to now.",
         annotations: { readOnlyHint: true },
       },
       guarded(name, deps.log, async () => {
         const mood = await deps.mood.current();
         const text = describeMood(mood, "Psyche's current mood");
         return result(
-          { valence: mood.valence, arousal: mood.arousal, updated_at: mood.updatedAt, baseline: deps.mood.settings.baseline, description: text },
+          {
+            valence: mood.valence,
+            arousal: mood.arousal,
+            updated_at: mood.updatedAt,
+            baseline: deps.mood.settings.baseline,
+            description: text,
+          },
           text,
         );
       }),
@@ -38,7 +45,8 @@ export function registerStateTools(server: McpServer, deps: WebServices): void {
     "get_context_summary",
     {
       title: "Working context",
-      description: "What Psyche is holding in mind: its mood, its dream state, and the latest messages of a conversation (the most recently active one by default).",
+      description:
+        "What Psyche is holding in mind: its mood, its dream state, and the latest messages of a conversation (the most recently active one by default).",
       inputSchema: {
         conversation_id: ConversationIdSchema.optional(),
         messages: z.number().int().min(1).max(50).default(6).describe("How many of the latest messages"),
@@ -57,12 +65,17 @@ export function registerStateTools(server: McpServer, deps: WebServices): void {
         lines.push(
           "",
           `Conversation ${conversation.id}: ${conversation.message_count} messages, last active ${day(conversation.last_active_at)} UTC.`,
-          ...conversation.recent.map((m) => `- ${m.role}: ${m.content.replace(/\s+/g, " ")}${m.tool_calls ? ` [${m.tool_calls} tool calls]` : ""}`),
+          ...conversation.recent.map(
+            (m) => `- ${m.role}: ${m.content.replace(/\s+/g, " ")}${m.tool_calls ? ` [${m.tool_calls} tool calls]` : ""}`,
+          ),
         );
       } else {
         lines.push("", "No conversation yet.");
       }
-      return result({ mood: { valence: mood.valence, arousal: mood.arousal }, dream_state: dream.state, conversation: conversation ?? null }, lines.join("\n"));
+      return result(
+        { mood: { valence: mood.valence, arousal: mood.arousal }, dream_state: dream.state, conversation: conversation ?? null },
+        lines.join("\n"),
+      );
     }),
   );
 
@@ -71,7 +84,8 @@ export function registerStateTools(server: McpServer, deps: WebServices): void {
     {
       title: "Dream status",
       inputSchema: {},
-      description: "Whether Psyche is sleeping, dreaming (or reflecting, or in an idle thought), waking, or awake, and whether a chat may interrupt it (do-not-disturb).",
+      description:
+        "Whether Psyche is sleeping, dreaming (or reflecting, or in an idle thought), waking, or awake, and whether a chat may interrupt it (do-not-disturb).",
       annotations: { readOnlyHint: true },
     },
     guarded("dream_status", deps.log, async () => {
@@ -87,11 +101,15 @@ export function registerStateTools(server: McpServer, deps: WebServices): void {
     {
       title: "Wake Psyche",
       inputSchema: {},
-      description: "Interrupt a running dream, idle thought or reflection now (its partial text is kept in the journal), and end do-not-disturb.",
+      description:
+        "Interrupt a running dream, idle thought or reflection now (its partial text is kept in the journal), and end do-not-disturb.",
     },
     guarded("wake", deps.log, async () => {
       const woke = await wakeUp(deps);
-      return result({ ...woke }, woke.dream_id ? `Woke Psyche from ${woke.was} (journal entry ${woke.dream_id}).` : `Psyche was ${woke.was}; nothing to wake from.`);
+      return result(
+        { ...woke },
+        woke.dream_id ? `Woke Psyche from ${woke.was} (journal entry ${woke.dream_id}).` : `Psyche was ${woke.was}; nothing to wake from.`,
+      );
     }),
   );
 
@@ -99,12 +117,16 @@ export function registerStateTools(server: McpServer, deps: WebServices): void {
     "dream_journal",
     {
       title: "Dream journal",
-      description: "Psyche's dream journal, newest first: dreams, reflections, idle thoughts and consolidations, with their text. Page back with `before`.",
+      description:
+        "Psyche's dream journal, newest first: dreams, reflections, idle thoughts and consolidations, with their text. Page back with `before`.",
       inputSchema: {
         limit: z.number().int().min(1).max(50).default(10),
         kind: z.enum(JOURNAL_KINDS).optional(),
         status: z.enum(JOURNAL_STATUSES).optional(),
-        before: z.iso.datetime({ offset: true }).optional().describe("Entries that began before this time (the previous page's next_before)"),
+        before: z.iso
+          .datetime({ offset: true })
+          .optional()
+          .describe("Entries that began before this time (the previous page's next_before)"),
       },
       annotations: { readOnlyHint: true },
     },
@@ -114,7 +136,10 @@ export function registerStateTools(server: McpServer, deps: WebServices): void {
       const nextBefore = rows.length > limit ? page.at(-1)!.started_at : null;
       const text = page.length
         ? page
-            .map((d) => `### ${d.kind} ${d.id} (${d.status}, ${day(d.started_at)} UTC${d.focus ? `, on ${d.focus}` : ""})\n${d.content.trim() || "(no text)"}`)
+            .map(
+              (d) =>
+                `### ${d.kind} ${d.id} (${d.status}, ${day(d.started_at)} UTC${d.focus ? `, on ${d.focus}` : ""})\n${d.content.trim() || "(no text)"}`,
+            )
             .join("\n\n")
         : "The journal has no entries like that yet.";
       return result({ entries: page, next_before: nextBefore }, text);

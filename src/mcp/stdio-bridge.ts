@@ -4,7 +4,13 @@
 import type { Readable, Writable } from "node:stream";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import { UserError } from "../errors.js";
@@ -21,7 +27,8 @@ export class BridgeError extends UserError {
 /** The server's base URL: --server-url, else the address `psyche serve` would listen on. */
 export function serverBaseUrl(config: Pick<Config, "serverUrl" | "host" | "port">): string {
   if (config.serverUrl) return config.serverUrl.replace(/\/+$/, "");
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
+  const host =
+    config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host.includes(":") ? `[${config.host}]` : config.host;
   return `http://${host}:${config.port}`;
 }
 
@@ -34,22 +41,34 @@ export async function checkServer(base: string, apiKey: string | undefined, time
   try {
     ping = await fetch(`${base}/mcp`, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+      },
       body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
-    const problem = cause === "ECONNREFUSED" ? "nothing is listening there" : (err as Error).name === "TimeoutError" ? "it did not answer in time" : (err as Error).message;
+    const problem =
+      cause === "ECONNREFUSED"
+        ? "nothing is listening there"
+        : (err as Error).name === "TimeoutError"
+          ? "it did not answer in time"
+          : (err as Error).message;
     throw new BridgeError(
       `no Psyche server at ${base} (${problem}). Start one first: \`psyche serve\` (or \`npm start\` in the Psyche folder), ` +
         "and keep it running; set PSYCHE_SERVER_URL (or --server-url) if it listens elsewhere.",
     );
   }
   if (ping.status === 401) {
-    throw new BridgeError(`the Psyche server at ${base} refused ${apiKey ? "the API key" : "a request without an API key"}: set PSYCHE_API_KEY (or --api-key) to the server's key`);
+    throw new BridgeError(
+      `the Psyche server at ${base} refused ${apiKey ? "the API key" : "a request without an API key"}: set PSYCHE_API_KEY (or --api-key) to the server's key`,
+    );
   }
-  if (!ping.ok) throw new BridgeError(`the Psyche server at ${base} answered /mcp with HTTP ${ping.status}: ${(await ping.text()).slice(0, 200)}`);
+  if (!ping.ok)
+    throw new BridgeError(`the Psyche server at ${base} answered /mcp with HTTP ${ping.status}: ${(await ping.text()).slice(0, 200)}`);
 }
 
 export interface Bridge {
@@ -109,7 +128,11 @@ export async function startStdioBridge(
 
   stdio.onmessage = (message: JSONRPCMessage) => {
     const request = isJSONRPCRequest(message) ? message : undefined;
-    if (request && (request.method === "resources/subscribe" || request.method === "resources/unsubscribe") && request.params?.uri === EVENTS_URI) {
+    if (
+      request &&
+      (request.method === "resources/subscribe" || request.method === "resources/unsubscribe") &&
+      request.params?.uri === EVENTS_URI
+    ) {
       void subscription(request);
       return;
     }
@@ -120,7 +143,11 @@ export async function startStdioBridge(
       // A request must be answered, or the client waits for ever.
       if (!request) return;
       await stdio
-        .send({ jsonrpc: "2.0", id: request.id, error: { code: -32000, message: `Psyche at ${base} did not answer: ${(err as Error).message}` } })
+        .send({
+          jsonrpc: "2.0",
+          id: request.id,
+          error: { code: -32000, message: `Psyche at ${base} did not answer: ${(err as Error).message}` },
+        })
         .catch(() => undefined);
       answered(request.id);
     });

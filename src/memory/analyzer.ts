@@ -13,11 +13,13 @@ export const STOPWORDS = new Set(
 
 /** Lower-cased words with diacritics removed; apostrophes kept inside words. */
 export function words(text: string): string[] {
-  return text
-    .normalize("NFKD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase()
-    .match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu) ?? [];
+  return (
+    text
+      .normalize("NFKD")
+      .replace(/[\u0300-\u036f]/g, "")
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu) ?? []
+  );
 }
 
 /** A light English suffix stripper: enough for "dreams"/"dreaming"/"dreamed" to meet. */

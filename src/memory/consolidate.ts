@@ -35,7 +35,14 @@ export async function consolidate(
 ): Promise<Consolidated> {
   const journalId = randomUUID();
   const since = opts.everything ? null : await lastConsolidation(deps.pool);
-  await startDream(deps.pool, { id: journalId, kind: "consolidate", jobId: opts.jobId, focus: null, seedMemoryIds: [], model: deps.memory.space.embedder });
+  await startDream(deps.pool, {
+    id: journalId,
+    kind: "consolidate",
+    jobId: opts.jobId,
+    focus: null,
+    seedMemoryIds: [],
+    model: deps.memory.space.embedder,
+  });
   const folded: { keep: string; gone: string; similarity: number }[] = [];
   try {
     const pairs = await nearDuplicates(deps.pool, deps.memory.space, since, opts.similarity, PER_RUN);
@@ -59,13 +66,25 @@ export async function consolidate(
       }
     }
   } catch (err) {
-    await endDream(deps.pool, journalId, { status: "failed", content: "", tokens: 0, significance: null, valence: null, arousal: null, error: (err as Error).message });
+    await endDream(deps.pool, journalId, {
+      status: "failed",
+      content: "",
+      tokens: 0,
+      significance: null,
+      valence: null,
+      arousal: null,
+      error: (err as Error).message,
+    });
     throw err;
   }
   const content = folded.length
     ? `Folded ${folded.length} near-duplicate ${folded.length === 1 ? "memory" : "memories"}:\n${folded.map((f) => `${f.gone} into ${f.keep} (similarity ${f.similarity.toFixed(3)})`).join("\n")}`
     : "Nothing to fold.";
-  await setDreamSeeds(deps.pool, journalId, folded.map((f) => f.keep));
+  await setDreamSeeds(
+    deps.pool,
+    journalId,
+    folded.map((f) => f.keep),
+  );
   await endDream(deps.pool, journalId, { status: "done", content, tokens: 0, significance: null, valence: null, arousal: null });
   if (folded.length) deps.log.info({ journalId, folded: folded.length }, "consolidated memories");
   return { journalId, folded: folded.length };

@@ -8,7 +8,8 @@ import { type Embedder, ThreadEmbedder } from "./embedder.js";
 /** A small English embedding model (bge-small-en-v1.5, 384 dimensions, ~36 MB), the `auto` choice. */
 export const DEFAULT_EMBEDDING_MODEL = "hf:ChristianAzinn/bge-small-en-v1.5-gguf/bge-small-en-v1.5.Q8_0.gguf";
 
-type EmbedderConfig = Pick<Config, "embeddingModel" | "embeddingThreads" | "model" | "dataDir"> & Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">>;
+type EmbedderConfig = Pick<Config, "embeddingModel" | "embeddingThreads" | "model" | "dataDir"> &
+  Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">>;
 
 export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Promise<EmbedSpec> {
   const choice = config.embeddingModel;
@@ -19,7 +20,16 @@ export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Pro
     // Start-up must not hang on a hub it cannot reach: a bounded try, then the built-in embedder.
     try {
       const limit = { kind: "total" as const, ms: (config.downloadTimeoutSeconds ?? 10) * 1000 };
-      return { kind: "gguf", path: await resolveModelPath(DEFAULT_EMBEDDING_MODEL, config.dataDir, { endpoint: config.hfEndpoint, limit, log, interactive: false }), name: DEFAULT_EMBEDDING_MODEL };
+      return {
+        kind: "gguf",
+        path: await resolveModelPath(DEFAULT_EMBEDDING_MODEL, config.dataDir, {
+          endpoint: config.hfEndpoint,
+          limit,
+          log,
+          interactive: false,
+        }),
+        name: DEFAULT_EMBEDDING_MODEL,
+      };
     } catch (err) {
       log.warn(
         { reason: (err as Error).message },
@@ -29,10 +39,16 @@ export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Pro
     }
   }
   try {
-    const path = await resolveModelPath(choice, config.dataDir, { endpoint: config.hfEndpoint, limit: { kind: "stall", ms: (config.downloadTimeoutSeconds ?? 10) * 1000 }, log });
+    const path = await resolveModelPath(choice, config.dataDir, {
+      endpoint: config.hfEndpoint,
+      limit: { kind: "stall", ms: (config.downloadTimeoutSeconds ?? 10) * 1000 },
+      log,
+    });
     return { kind: "gguf", path, name: choice === "tiny" ? "psyche-tiny" : path };
   } catch (err) {
-    throw new ModelError(`--embedding-model: ${(err as Error).message.replace(/--model/g, "--embedding-model")}; or use builtin`, { cause: err });
+    throw new ModelError(`--embedding-model: ${(err as Error).message.replace(/--model/g, "--embedding-model")}; or use builtin`, {
+      cause: err,
+    });
   }
 }
 

@@ -26,7 +26,10 @@ export class EmbedderError extends UserError {
 /** Ids go into SQL text (partial indexes are chosen by literal), so keep them plain. */
 export function embedderId(spec: EmbedSpec, dimensions: number): string {
   if (spec.kind === "lexical") return LEXICAL_EMBEDDER_ID;
-  const name = basename(spec.name).replace(/\.gguf$/i, "").replace(/[^A-Za-z0-9._-]+/g, "-").slice(0, 80);
+  const name = basename(spec.name)
+    .replace(/\.gguf$/i, "")
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .slice(0, 80);
   return `gguf-${name}-${dimensions}`;
 }
 
@@ -69,11 +72,11 @@ export class ThreadEmbedder implements Embedder {
     const chunks: string[][] = [];
     for (let i = 0; i < texts.length; i += size) chunks.push(texts.slice(i, i + size));
     const cancel = new SharedArrayBuffer(4);
-    const runs = Promise.all(chunks.map((chunk) => this.pool.run({ texts: chunk, cancel } satisfies EmbedTask) as Promise<EmbedTaskResult>)).catch(
-      (err: unknown) => {
-        throw new EmbedderError(`embedding with ${this.id} failed: ${(err as Error).message}`, { cause: err });
-      },
-    );
+    const runs = Promise.all(
+      chunks.map((chunk) => this.pool.run({ texts: chunk, cancel } satisfies EmbedTask) as Promise<EmbedTaskResult>),
+    ).catch((err: unknown) => {
+      throw new EmbedderError(`embedding with ${this.id} failed: ${(err as Error).message}`, { cause: err });
+    });
     if (!signal) return flatten(await runs);
     // Piscina's own abort terminates a running thread, which would take the process down
     // inside a native call; this flag lets each task stop itself between two texts instead.

@@ -45,14 +45,24 @@ export class MemoryTools implements ServerTools {
     return this.specs.some((s) => s.name === name);
   }
 
-  async run(call: Pick<GeneratedToolCall, "name" | "arguments">, ctx: { turnId: string; signal?: AbortSignal | undefined }): Promise<string> {
+  async run(
+    call: Pick<GeneratedToolCall, "name" | "arguments">,
+    ctx: { turnId: string; signal?: AbortSignal | undefined },
+  ): Promise<string> {
     const problems = argumentProblems(this.specs, call);
     if (problems.length) return JSON.stringify({ error: `invalid arguments: ${problems.join("; ")}` });
     const args = JSON.parse(call.arguments) as Record<string, unknown>;
     if (call.name === "recall_memory") {
       // Dream text reaches a chat only as the recall's set-apart background (memory/recall.ts).
       const memories = await this.memory.recall(String(args.query), typeof args.k === "number" ? args.k : 5, ctx.signal);
-      return JSON.stringify({ memories: memories.map((r) => ({ id: r.memory.id, kind: r.memory.kind, content: r.memory.content, created_at: r.memory.created_at })) });
+      return JSON.stringify({
+        memories: memories.map((r) => ({
+          id: r.memory.id,
+          kind: r.memory.kind,
+          content: r.memory.content,
+          created_at: r.memory.created_at,
+        })),
+      });
     }
     const stored = await this.memory.remember({
       kind: "semantic",

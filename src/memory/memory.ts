@@ -94,7 +94,11 @@ export class Memory {
     const text = input.summary ? `${input.summary}\n${input.content}` : input.content;
     const [vector] = await this.deps.embedder.embed([text], input.signal);
     const [nearest] = await nearestMemories(this.deps.pool, this.space, vector!, 1);
-    const scored = await this.deps.scorer.score({ text: input.content, toolCalls: input.toolCalls ?? 0, maxSimilarity: nearest?.similarity ?? null });
+    const scored = await this.deps.scorer.score({
+      text: input.content,
+      toolCalls: input.toolCalls ?? 0,
+      maxSimilarity: nearest?.similarity ?? null,
+    });
     const importance = input.importance ?? scored.importance;
     const tags = input.tags ?? [];
     return inTransaction(this.deps.pool, async (client) => {
@@ -153,7 +157,11 @@ export class Memory {
    */
   async search(query: string, k: number, signal?: AbortSignal, exclude: readonly MemoryKind[] = []): Promise<Ranked<Candidate>[]> {
     const [vector] = await this.deps.embedder.embed([query], signal);
-    const text = await bm25Matches(this.deps.pool, [...new Set(terms(query))], { limit: TEXT_CANDIDATES, perTerm: MATCHES_PER_TERM, ...BM25 });
+    const text = await bm25Matches(this.deps.pool, [...new Set(terms(query))], {
+      limit: TEXT_CANDIDATES,
+      perTerm: MATCHES_PER_TERM,
+      ...BM25,
+    });
     const candidates = await memoryCandidates(this.deps.pool, this.space, {
       vector: vector!,
       text,
@@ -163,7 +171,14 @@ export class Memory {
     const ranked = rankMemories(candidates, this.deps.settings.rank)
       .filter((r) => !exclude.includes(r.memory.kind))
       .slice(0, k);
-    const rows = new Map((await readRecalled(this.deps.pool, ranked.map((r) => r.memory.id))).map((m) => [m.id, m]));
+    const rows = new Map(
+      (
+        await readRecalled(
+          this.deps.pool,
+          ranked.map((r) => r.memory.id),
+        )
+      ).map((m) => [m.id, m]),
+    );
     return ranked.flatMap((r) => {
       const row = rows.get(r.memory.id);
       return row ? [{ ...r, memory: { ...row, ...r.memory } }] : [];

@@ -61,15 +61,25 @@ export function rankMemories<T extends Rankable>(candidates: readonly T[], setti
     return (1 - w.vector) * text + w.vector * vector;
   });
   const best = new Map<string, number>();
-  candidates.forEach((c, i) => c.conversation_id !== null && best.set(c.conversation_id, Math.max(best.get(c.conversation_id) ?? 0, own[i]!)));
+  candidates.forEach(
+    (c, i) => c.conversation_id !== null && best.set(c.conversation_id, Math.max(best.get(c.conversation_id) ?? 0, own[i]!)),
+  );
   // A memory outside any conversation is a conversation of its own: the same lift, from itself.
-  const relevance = candidates.map((c, i) => own[i]! + w.conversation * (c.conversation_id === null ? own[i]! : best.get(c.conversation_id)!));
+  const relevance = candidates.map(
+    (c, i) => own[i]! + w.conversation * (c.conversation_id === null ? own[i]! : best.get(c.conversation_id)!),
+  );
   const top = Math.max(...relevance);
   return candidates
     .map((memory, i) => {
       const rec = recency(memory.created_at, now, settings.recencyHalfLifeHours);
       const rel = top > 0 ? relevance[i]! / top : 0;
-      return { memory, relevance: rel, recency: rec, importance: memory.importance, score: rel * (1 + w.recency * rec + w.importance * memory.importance) };
+      return {
+        memory,
+        relevance: rel,
+        recency: rec,
+        importance: memory.importance,
+        score: rel * (1 + w.recency * rec + w.importance * memory.importance),
+      };
     })
     .sort((a, b) => b.score - a.score);
 }

@@ -64,7 +64,12 @@ export class MemoryRecall implements Recall {
     const remembered = recalled.map((r) => r.memory);
     lines.push(...take("Things you remember that may bear on this (most relevant first):", remembered));
     const offered = new Set(remembered.map((m) => m.id));
-    lines.push(...take(BACKGROUND_HEADER, background.filter((m) => !offered.has(m.id))));
+    lines.push(
+      ...take(
+        BACKGROUND_HEADER,
+        background.filter((m) => !offered.has(m.id)),
+      ),
+    );
     if (used > this.deps.budgetTokens) return "";
     return lines.join("\n");
   }

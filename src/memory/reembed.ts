@@ -4,7 +4,16 @@
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import { inTransaction, type Pool } from "../db/pool.js";
-import { activeRun, addRunProgress, endRun, getRun, insertRun, startRun, staleMemories, staleMemoryCount } from "../db/sql/embedding-runs.js";
+import {
+  activeRun,
+  addRunProgress,
+  endRun,
+  getRun,
+  insertRun,
+  startRun,
+  staleMemories,
+  staleMemoryCount,
+} from "../db/sql/embedding-runs.js";
 import { ensureVectorIndex, setEmbeddings } from "../db/sql/memories.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { inTransactionDb, MAINTENANCE_QUEUE, Priority, type ReembedJob } from "../jobs/queue.js";
@@ -38,7 +47,11 @@ export async function queueReembeddingIfNeeded(deps: ReembedDeps): Promise<strin
     const id = randomUUID();
     await insertRun(client, id, space.embedder, stale);
     const job: ReembedJob = { kind: "reembed", runId: id, embedder: space.embedder };
-    await deps.boss.send(MAINTENANCE_QUEUE, job, { priority: Priority.maintenance, singletonKey: `reembed:${id}`, db: inTransactionDb(client) });
+    await deps.boss.send(MAINTENANCE_QUEUE, job, {
+      priority: Priority.maintenance,
+      singletonKey: `reembed:${id}`,
+      db: inTransactionDb(client),
+    });
     deps.log.info({ embedder: space.embedder, memories: stale }, "memories carry another embedder's vectors: re-embedding queued");
     return id;
   });
@@ -47,7 +60,11 @@ export async function queueReembeddingIfNeeded(deps: ReembedDeps): Promise<strin
 }
 
 /** Runs (or resumes) one re-embedding run until no stale memory is left or `signal` aborts. */
-export async function runReembedding(deps: ReembedDeps & { batchSize: number }, job: ReembedJob, signal: AbortSignal): Promise<"done" | "superseded" | "stopped"> {
+export async function runReembedding(
+  deps: ReembedDeps & { batchSize: number },
+  job: ReembedJob,
+  signal: AbortSignal,
+): Promise<"done" | "superseded" | "stopped"> {
   const run = await getRun(deps.pool, job.runId);
   if (!run || run.status === "done" || run.status === "superseded") return "done";
   // Another process with another embedder took this job: leave the run to a process that has it.

@@ -12,7 +12,12 @@ export class ThreadScorer implements Scorer {
   private readonly pool: Piscina;
 
   constructor(threads: number) {
-    this.pool = new Piscina({ filename: threadFile("score").href, minThreads: threads, maxThreads: threads, idleTimeout: Number.POSITIVE_INFINITY });
+    this.pool = new Piscina({
+      filename: threadFile("score").href,
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: Number.POSITIVE_INFINITY,
+    });
   }
 
   score(task: ScoreTask): Promise<ScoreResult> {

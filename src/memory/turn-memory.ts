@@ -31,7 +31,10 @@ export function userWords(text: string): string {
 }
 
 /** What the finished turn adds to memory, or null when it adds nothing. */
-export function turnMemory(exchange: Pick<TurnExchange, "status" | "user" | "reply" | "purpose">, explorationKeptRecently: boolean): TurnMemory | null {
+export function turnMemory(
+  exchange: Pick<TurnExchange, "status" | "user" | "reply" | "purpose">,
+  explorationKeptRecently: boolean,
+): TurnMemory | null {
   if (exchange.status !== "done" || !exchange.reply?.trim()) return null;
   if (exchange.purpose === "exploration") {
     if (explorationKeptRecently) return null;
@@ -55,7 +58,9 @@ export async function rememberTurn(deps: RememberTurnDeps, turnId: string, signa
   const exchange = await turnExchange(deps.pool, turnId);
   if (!exchange || exchange.status !== "done" || !exchange.reply) return;
   if (await memoryFromSource(deps.pool, "turn", turnId)) return;
-  const recently = exchange.purpose === "exploration" && (await taggedInConversationSince(deps.pool, exchange.conversation_id, EXPLORATION_TAG, EXPLORATION_WINDOW_SECONDS));
+  const recently =
+    exchange.purpose === "exploration" &&
+    (await taggedInConversationSince(deps.pool, exchange.conversation_id, EXPLORATION_TAG, EXPLORATION_WINDOW_SECONDS));
   const kept = turnMemory(exchange, recently);
   if (!kept) return;
   const remembered = await deps.memory.remember({

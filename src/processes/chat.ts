@@ -23,7 +23,7 @@ export async function hermesMain(argv: readonly string[]): Promise<void> {
     return;
   }
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    process.stderr.write("hermes: the conversation UI needs a terminal; use -p \"message\" to send one message from a script\n");
+    process.stderr.write('hermes: the conversation UI needs a terminal; use -p "message" to send one message from a script\n');
     process.exit(2);
   }
   const { runUi } = await import("../hermes/ui.js");

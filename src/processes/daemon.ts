@@ -4,7 +4,18 @@
 // stale and cleaned up with a note. The server's output goes to <data-dir>/logs/psyche.log,
 // which each start rotates once it has grown past LOG_ROTATE_BYTES.
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import type { Config } from "../config.js";
@@ -14,14 +25,22 @@ import { PSYCHE_VERSION } from "../version.js";
 
 const LOG_ROTATE_BYTES = 10 * 1024 * 1024;
 
-const PidFileSchema = z.object({ pid: z.number().int().positive(), url: z.string().nullable(), started_at: z.string(), version: z.string(), starting: z.boolean().optional() });
+const PidFileSchema = z.object({
+  pid: z.number().int().positive(),
+  url: z.string().nullable(),
+  started_at: z.string(),
+  version: z.string(),
+  starting: z.boolean().optional(),
+});
 export type PidFile = z.infer<typeof PidFileSchema>;
 
 export const pidPath = (dataDir: string) => join(dataDir, "psyche.pid");
 export const logPath = (dataDir: string) => join(dataDir, "logs", "psyche.log");
 
 /** What the PID file says, and whether its process lives; undefined when there is none. */
-export function readPidFile(dataDir: string): { file: PidFile; alive: boolean } | { file: null; alive: false; unreadable: string } | undefined {
+export function readPidFile(
+  dataDir: string,
+): { file: PidFile; alive: boolean } | { file: null; alive: false; unreadable: string } | undefined {
   let text: string;
   try {
     text = readFileSync(pidPath(dataDir), "utf8");
@@ -72,21 +91,33 @@ export interface StartResult {
  * starts never run two servers: the PID file is taken (exclusively) before the server is
  * spawned, and a live holder is refused.
  */
-export async function startDaemon(config: Config, serveArgs: readonly string[], opts: { cli: string; timeoutMs?: number }): Promise<StartResult> {
+export async function startDaemon(
+  config: Config,
+  serveArgs: readonly string[],
+  opts: { cli: string; timeoutMs?: number },
+): Promise<StartResult> {
   mkdirSync(join(config.dataDir, "logs"), { recursive: true });
   let note: string | undefined;
   const existing = readPidFile(config.dataDir);
   if (existing?.alive) {
-    throw new UserError(`Psyche is already running (pid ${existing.file.pid}${existing.file.url ? `, ${existing.file.url}` : ""}): \`psyche stop\` first`, { exitCode: 1 });
+    throw new UserError(
+      `Psyche is already running (pid ${existing.file.pid}${existing.file.url ? `, ${existing.file.url}` : ""}): \`psyche stop\` first`,
+      { exitCode: 1 },
+    );
   }
   if (existing) {
     note = existing.file ? `removed a stale PID file (pid ${existing.file.pid} is not running)` : "removed an unreadable PID file";
     removePidFile(config.dataDir);
   }
   try {
-    writePidFile(config.dataDir, { pid: process.pid, url: null, started_at: new Date().toISOString(), version: PSYCHE_VERSION, starting: true }, true);
+    writePidFile(
+      config.dataDir,
+      { pid: process.pid, url: null, started_at: new Date().toISOString(), version: PSYCHE_VERSION, starting: true },
+      true,
+    );
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") throw new UserError("another `psyche start` is starting Psyche right now", { exitCode: 1 });
+    if ((err as NodeJS.ErrnoException).code === "EEXIST")
+      throw new UserError("another `psyche start` is starting Psyche right now", { exitCode: 1 });
     throw err;
   }
 
@@ -104,8 +135,13 @@ export async function startDaemon(config: Config, serveArgs: readonly string[], 
   const deadline = Date.now() + (opts.timeoutMs ?? 180_000);
   try {
     for (;;) {
-      if (exited) throw new UserError(`Psyche exited (${exited}) before it listened. The log's last lines (${log}):\n${logTail(log, from)}`, { exitCode: 1 });
-      const url = /Psyche is listening on (http:\/\/\S+) /.exec(logTail(log, from, 200))?.[1] ?? (config.quiet && config.port ? `http://127.0.0.1:${config.port}` : undefined);
+      if (exited)
+        throw new UserError(`Psyche exited (${exited}) before it listened. The log's last lines (${log}):\n${logTail(log, from)}`, {
+          exitCode: 1,
+        });
+      const url =
+        /Psyche is listening on (http:\/\/\S+) /.exec(logTail(log, from, 200))?.[1] ??
+        (config.quiet && config.port ? `http://127.0.0.1:${config.port}` : undefined);
       if (url && (await answers(`${url}/health`))) {
         writePidFile(config.dataDir, { pid, url, started_at: new Date().toISOString(), version: PSYCHE_VERSION });
         child.unref();
@@ -113,7 +149,10 @@ export async function startDaemon(config: Config, serveArgs: readonly string[], 
       }
       if (Date.now() > deadline) {
         process.kill(pid, "SIGTERM");
-        throw new UserError(`Psyche did not answer /health within ${Math.round((opts.timeoutMs ?? 180_000) / 1000)} s; stopped it. The log's last lines (${log}):\n${logTail(log, from)}`, { exitCode: 1 });
+        throw new UserError(
+          `Psyche did not answer /health within ${Math.round((opts.timeoutMs ?? 180_000) / 1000)} s; stopped it. The log's last lines (${log}):\n${logTail(log, from)}`,
+          { exitCode: 1 },
+        );
       }
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -139,7 +178,10 @@ export async function stopDaemon(config: Config): Promise<{ stopped: boolean; pi
   if (!current) return { stopped: false };
   if (!current.alive) {
     removePidFile(config.dataDir);
-    return { stopped: false, note: current.file ? `removed a stale PID file (pid ${current.file.pid} is not running)` : "removed an unreadable PID file" };
+    return {
+      stopped: false,
+      note: current.file ? `removed a stale PID file (pid ${current.file.pid} is not running)` : "removed an unreadable PID file",
+    };
   }
   const { pid } = current.file;
   process.kill(pid, "SIGTERM");
@@ -165,7 +207,13 @@ export interface DaemonStatus {
 export async function daemonStatus(config: Config): Promise<DaemonStatus> {
   const current = readPidFile(config.dataDir);
   if (!current) return { running: false };
-  if (!current.alive) return { running: false, note: current.file ? `the PID file names pid ${current.file.pid}, which is not running (stale; \`psyche start\` cleans it up)` : "the PID file is unreadable" };
+  if (!current.alive)
+    return {
+      running: false,
+      note: current.file
+        ? `the PID file names pid ${current.file.pid}, which is not running (stale; \`psyche start\` cleans it up)`
+        : "the PID file is unreadable",
+    };
   const { file } = current;
   let health = "not answering";
   let version = file.version;
@@ -179,7 +227,14 @@ export async function daemonStatus(config: Config): Promise<DaemonStatus> {
       // not answering
     }
   }
-  return { running: true, pid: file.pid, url: file.url, uptimeSeconds: Math.round((Date.now() - Date.parse(file.started_at)) / 1000), version, health };
+  return {
+    running: true,
+    pid: file.pid,
+    url: file.url,
+    uptimeSeconds: Math.round((Date.now() - Date.parse(file.started_at)) / 1000),
+    version,
+    health,
+  };
 }
 
 /** Writes the log to `out`; with `follow`, keeps writing what is appended until `signal` aborts. */

@@ -15,7 +15,8 @@ import { HOOK_EVENTS, type HookEvent } from "../agents/hook-events.js";
 import { claudeOutput } from "../agents/hook-output.js";
 import type { HookResult } from "../agents/hook-input.js";
 
-const USAGE = "usage: psyche hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|session-end> [--format claude|typed] [--server URL] [--data-dir DIR] [--timeout-ms N]";
+const USAGE =
+  "usage: psyche hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|session-end> [--format claude|typed] [--server URL] [--data-dir DIR] [--timeout-ms N]";
 /** Hook input beyond this is trimmed (long tool output): the server needs a summary, not all of it. */
 const MAX_INPUT = 256 * 1024;
 const KEEP_STRING = 16 * 1024;
@@ -50,7 +51,8 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): HookArgs | 
     else if (flag === "--timeout-ms") args.timeoutMs = Number(value());
     else return `unknown option '${flag}'; ${USAGE}`;
   }
-  if (!Number.isFinite(args.timeoutMs) || args.timeoutMs <= 0) return "--timeout-ms (PSYCHE_HOOK_TIMEOUT_MS) must be a positive number of milliseconds";
+  if (!Number.isFinite(args.timeoutMs) || args.timeoutMs <= 0)
+    return "--timeout-ms (PSYCHE_HOOK_TIMEOUT_MS) must be a positive number of milliseconds";
   return args;
 }
 
@@ -63,7 +65,8 @@ async function readStdin(): Promise<string> {
 
 /** Long strings (a test run's whole output) keep their head and tail. */
 function trim(value: unknown): unknown {
-  if (typeof value === "string" && value.length > KEEP_STRING) return `${value.slice(0, KEEP_STRING / 4)}\n[... ${value.length - KEEP_STRING} characters left out ...]\n${value.slice(-(KEEP_STRING * 3) / 4)}`;
+  if (typeof value === "string" && value.length > KEEP_STRING)
+    return `${value.slice(0, KEEP_STRING / 4)}\n[... ${value.length - KEEP_STRING} characters left out ...]\n${value.slice(-(KEEP_STRING * 3) / 4)}`;
   if (Array.isArray(value)) return value.map(trim);
   if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, trim(v)]));
   return value;
@@ -100,7 +103,10 @@ function post(url: string, body: string, timeoutMs: number): Promise<{ status: n
         res.on("error", reject);
       },
     );
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { name: "TimeoutError" })), timeoutMs);
+    const timer = setTimeout(
+      () => req.destroy(Object.assign(new Error(`no answer in ${timeoutMs} ms`), { name: "TimeoutError" })),
+      timeoutMs,
+    );
     req.on("close", () => clearTimeout(timer));
     req.on("error", reject);
     req.end(body);
@@ -155,7 +161,8 @@ export async function hookCommand(argv: readonly string[]): Promise<void> {
         input = args.event === "user-prompt-submit" ? { prompt: raw } : undefined;
       }
     }
-    if (typeof input !== "object" || input === null || Array.isArray(input)) throw new Degraded("bad_input: the hook input is not a JSON object");
+    if (typeof input !== "object" || input === null || Array.isArray(input))
+      throw new Degraded("bad_input: the hook input is not a JSON object");
     const body = JSON.stringify(raw.length > MAX_INPUT ? trim(input) : input);
     result = await relay(args, body);
   } catch (err) {

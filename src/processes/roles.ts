@@ -59,7 +59,12 @@ export async function startWebRole(s: Shared, services: WebServices): Promise<Ru
   return server;
 }
 
-export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine: InferenceEngine, mem: MemoryServices): Promise<InferenceWorker> {
+export async function startInferenceRole(
+  s: Shared,
+  db: DatabaseHandles,
+  engine: InferenceEngine,
+  mem: MemoryServices,
+): Promise<InferenceWorker> {
   s.stack.push("model", () => engine.dispose());
   const memoryWorker = new MemoryWorker({
     ...db,
@@ -71,7 +76,12 @@ export async function startInferenceRole(s: Shared, db: DatabaseHandles, engine:
   });
   await memoryWorker.start();
   s.stack.push("memory worker", () => memoryWorker.stop());
-  const recall = new MemoryRecall({ ...mem, log: s.log, budgetTokens: s.config.recallPromptTokens, countTokens: (text) => engine.countTokens(text) });
+  const recall = new MemoryRecall({
+    ...mem,
+    log: s.log,
+    budgetTokens: s.config.recallPromptTokens,
+    countTokens: (text) => engine.countTokens(text),
+  });
   const worker = new InferenceWorker({
     recall,
     memory: mem.memory,

@@ -74,8 +74,12 @@ function convert(s: unknown, at: string, maxString: number, depth: number): Gbnf
         return { type: ["string", "number", "boolean", "null"], ...description };
       }
       const props = isObject(s.properties) ? s.properties : {};
-      const properties = Object.fromEntries(Object.entries(props).map(([k, v]) => [k, convert(v, `${at}.properties.${k}`, maxString, depth + 1)]));
-      const required = Array.isArray(s.required) ? s.required.filter((r): r is string => typeof r === "string" && r in properties) : undefined;
+      const properties = Object.fromEntries(
+        Object.entries(props).map(([k, v]) => [k, convert(v, `${at}.properties.${k}`, maxString, depth + 1)]),
+      );
+      const required = Array.isArray(s.required)
+        ? s.required.filter((r): r is string => typeof r === "string" && r in properties)
+        : undefined;
       return {
         type: "object",
         properties,

@@ -19,11 +19,13 @@ export function requestTools(req: RequestedTools): { tools: ToolSpec[] | null; t
     try {
       toGrammarSchema(parameters);
     } catch (err) {
-      if (err instanceof ToolSchemaError) throw invalidRequest(`tools[${i}].function.parameters: ${err.message}`, `tools[${i}].function.parameters`, "invalid_tool_schema");
+      if (err instanceof ToolSchemaError)
+        throw invalidRequest(`tools[${i}].function.parameters: ${err.message}`, `tools[${i}].function.parameters`, "invalid_tool_schema");
       throw err;
     }
     const problem = schemaProblem(parameters);
-    if (problem) throw invalidRequest(`tools[${i}].function.parameters: ${problem}`, `tools[${i}].function.parameters`, "invalid_tool_schema");
+    if (problem)
+      throw invalidRequest(`tools[${i}].function.parameters: ${problem}`, `tools[${i}].function.parameters`, "invalid_tool_schema");
     return { name, ...(description ? { description } : {}), ...(parameters ? { parameters } : {}) };
   });
   const names = new Set<string>();
@@ -34,9 +36,11 @@ export function requestTools(req: RequestedTools): { tools: ToolSpec[] | null; t
   const choice = req.tool_choice ?? null;
   if (choice === null) return { tools: tools.length ? tools : null, toolChoice: null };
   if (typeof choice === "object") {
-    if (!names.has(choice.function.name)) throw invalidRequest(`tool_choice names "${choice.function.name}", which is not among the tools`, "tool_choice", "invalid_value");
+    if (!names.has(choice.function.name))
+      throw invalidRequest(`tool_choice names "${choice.function.name}", which is not among the tools`, "tool_choice", "invalid_value");
     return { tools, toolChoice: { name: choice.function.name } };
   }
-  if (choice === "required" && tools.length === 0) throw invalidRequest('tool_choice "required" needs tools', "tool_choice", "invalid_value");
+  if (choice === "required" && tools.length === 0)
+    throw invalidRequest('tool_choice "required" needs tools', "tool_choice", "invalid_value");
   return { tools: tools.length ? tools : null, toolChoice: choice };
 }

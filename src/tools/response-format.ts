@@ -9,8 +9,7 @@ import { toGrammarSchema, ToolSchemaError } from "./grammar-schema.js";
 
 /** A reply's required form; null (or OpenAI's `{"type": "text"}`) is free text. */
 export type ResponseFormat =
-  | { type: "json_object" }
-  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict: boolean };
+  { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict: boolean };
 
 export const ResponseFormatSchema = z.discriminatedUnion(
   "type",
@@ -31,7 +30,25 @@ export const ResponseFormatSchema = z.discriminatedUnion(
 );
 
 /** Keywords a grammar cannot hold a reply to: with `strict`, a schema that uses one is refused. */
-const UNENFORCEABLE = ["pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "uniqueItems", "patternProperties", "minProperties", "maxProperties", "not", "allOf", "if", "contains", "dependentRequired", "dependentSchemas"];
+const UNENFORCEABLE = [
+  "pattern",
+  "format",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "uniqueItems",
+  "patternProperties",
+  "minProperties",
+  "maxProperties",
+  "not",
+  "allOf",
+  "if",
+  "contains",
+  "dependentRequired",
+  "dependentSchemas",
+];
 
 function unenforceable(s: unknown, at: string): string | undefined {
   if (Array.isArray(s)) {
@@ -63,10 +80,18 @@ function unenforceable(s: unknown, at: string): string | undefined {
  * validator cannot use, a strict one the grammar cannot hold, or a format beside tools the model
  * may call is a 400 naming the field.
  */
-export function requestResponseFormat(raw: z.infer<typeof ResponseFormatSchema> | null | undefined, toolsOffered: boolean, field = "response_format"): ResponseFormat | null {
+export function requestResponseFormat(
+  raw: z.infer<typeof ResponseFormatSchema> | null | undefined,
+  toolsOffered: boolean,
+  field = "response_format",
+): ResponseFormat | null {
   if (!raw || raw.type === "text") return null;
   if (toolsOffered) {
-    throw invalidRequest(`${field} ${raw.type} cannot be combined with tools the model may call on this server: send tool_choice "none", or no tools`, field, "unsupported_parameter");
+    throw invalidRequest(
+      `${field} ${raw.type} cannot be combined with tools the model may call on this server: send tool_choice "none", or no tools`,
+      field,
+      "unsupported_parameter",
+    );
   }
   if (raw.type === "json_object") return { type: "json_object" };
   const { name, schema = { type: "object" }, strict } = raw.json_schema;
@@ -74,14 +99,19 @@ export function requestResponseFormat(raw: z.infer<typeof ResponseFormatSchema> 
   try {
     toGrammarSchema(schema);
   } catch (err) {
-    if (err instanceof ToolSchemaError) throw invalidRequest(`${at}: ${err.message.replace(/^parameters/, "schema")}`, at, "invalid_response_format");
+    if (err instanceof ToolSchemaError)
+      throw invalidRequest(`${at}: ${err.message.replace(/^parameters/, "schema")}`, at, "invalid_response_format");
     throw err;
   }
   const validator = validatorFor(schema);
   if (typeof validator === "string") throw invalidRequest(`${at}: ${validator}`, at, "invalid_response_format");
   const loose = strict ? unenforceable(schema, "schema") : undefined;
   if (loose) {
-    throw invalidRequest(`${at}: "${loose.split(".").pop()}" (at ${loose}) cannot be enforced while generating; send strict: false to have it checked afterwards instead`, at, "invalid_response_format");
+    throw invalidRequest(
+      `${at}: "${loose.split(".").pop()}" (at ${loose}) cannot be enforced while generating; send strict: false to have it checked afterwards instead`,
+      at,
+      "invalid_response_format",
+    );
   }
   return { type: "json_schema", name, schema, strict: strict ?? false };
 }
@@ -92,9 +122,14 @@ export function replyProblems(format: ResponseFormat, text: string, finishReason
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return [finishReason === "length" ? "the reply was cut off by max_tokens before its JSON ended" : `the reply is not JSON: ${(err as Error).message}`];
+    return [
+      finishReason === "length"
+        ? "the reply was cut off by max_tokens before its JSON ended"
+        : `the reply is not JSON: ${(err as Error).message}`,
+    ];
   }
-  if (format.type === "json_object") return typeof value === "object" && value !== null && !Array.isArray(value) ? [] : ["the reply is not a JSON object"];
+  if (format.type === "json_object")
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? [] : ["the reply is not a JSON object"];
   const validate = validatorFor(format.schema);
   // Checked when the request came (requestResponseFormat).
   if (typeof validate === "string") return [validate];

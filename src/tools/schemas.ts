@@ -22,7 +22,6 @@ export const ToolChoiceSchema = z.union([
   z.object({ type: z.literal("function"), function: z.object({ name: functionName }) }),
 ]);
 
-
 /** A call's arguments as OpenAI carries them: a JSON object, in a string. */
 export const JsonObjectStringSchema = z.string().refine((a) => {
   try {

@@ -8,7 +8,9 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 
 // ajv-formats is CommonJS: its default export arrives as the module object under NodeNext.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (
+  ajv: Ajv,
+) => Ajv;
 const options = { allErrors: true, strict: false } as const;
 const drafts = {
   "2020-12": addFormats(new Ajv2020(options) as unknown as Ajv),
@@ -23,7 +25,9 @@ export function draftOf(schema: Record<string, unknown>): keyof typeof drafts | 
   if (named === undefined) return "07";
   if (typeof named !== "string") return "$schema must be a string";
   const m = /^https?:\/\/json-schema\.org\/(?:draft\/(2020-12|2019-09)\/schema|draft-(07)\/schema)#?$/.exec(named);
-  return m ? ((m[1] ?? m[2]) as keyof typeof drafts) : `$schema ${JSON.stringify(named)} is not a draft this server knows (2020-12, 2019-09 or 07)`;
+  return m
+    ? ((m[1] ?? m[2]) as keyof typeof drafts)
+    : `$schema ${JSON.stringify(named)} is not a draft this server knows (2020-12, 2019-09 or 07)`;
 }
 
 /** The validator for `schema`, or why the schema is not valid JSON Schema. */

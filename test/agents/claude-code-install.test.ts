@@ -14,7 +14,11 @@ const FIXTURE_SETTINGS = {
     Stop: [{ hooks: [{ type: "command", command: "notify-send done" }] }],
   },
 };
-const FIXTURE_CLAUDE_JSON = { numStartups: 42, mcpServers: { github: { type: "http", url: "https://api.example.com/mcp" } }, projects: { "/x": {} } };
+const FIXTURE_CLAUDE_JSON = {
+  numStartups: 42,
+  mcpServers: { github: { type: "http", url: "https://api.example.com/mcp" } },
+  projects: { "/x": {} },
+};
 
 function fixture(t: Test) {
   const home = t.testdir();
@@ -42,7 +46,10 @@ t.test("user scope: dry run, install, again, uninstall", async (t) => {
   t.same(settings.permissions, FIXTURE_SETTINGS.permissions);
   t.same(settings.hooks.Stop, FIXTURE_SETTINGS.hooks.Stop);
   t.same(settings.hooks.PreToolUse[0], FIXTURE_SETTINGS.hooks.PreToolUse[0], "the user's own PreToolUse hook stays first and whole");
-  t.match(settings.hooks.PreToolUse[1], { matcher: "*", hooks: [{ type: "command", command: /psyche\.js"? hook pre-tool-use$/, timeout: Number }] });
+  t.match(settings.hooks.PreToolUse[1], {
+    matcher: "*",
+    hooks: [{ type: "command", command: /psyche\.js"? hook pre-tool-use$/, timeout: Number }],
+  });
   t.match(settings.hooks.PostToolUse, [{ matcher: "Bash", hooks: [{ command: /hook post-tool-use$/ }] }]);
   for (const event of ["SessionStart", "UserPromptSubmit", "SessionEnd"]) t.equal(settings.hooks[event].length, 1, event);
   const claudeJson = read(".claude.json");
@@ -84,7 +91,11 @@ t.test("project scope, --http hooks, and files it will not touch", async (t) => 
   const r = await inProject(["install", "claude-code", "--project", "--http"]);
   t.equal(r.code, 0, r.out);
   const settings = read("proj/.claude/settings.json");
-  t.match(settings.hooks.SessionStart, [{ hooks: [{ type: "command", command: /hook session-start$/ }] }], "session-start stays a command: it can start the server");
+  t.match(
+    settings.hooks.SessionStart,
+    [{ hooks: [{ type: "command", command: /hook session-start$/ }] }],
+    "session-start stays a command: it can start the server",
+  );
   t.match(settings.hooks.UserPromptSubmit, [{ hooks: [{ type: "http", url: "http://127.0.0.1:18999/hooks/user-prompt-submit" }] }]);
   t.same(read("proj/.mcp.json"), { mcpServers: { psyche: { type: "http", url: "http://127.0.0.1:18999/mcp" } } });
   t.same(read(".claude/settings.json"), FIXTURE_SETTINGS, "the user's settings are not the project's");

@@ -2,7 +2,8 @@
 import t from "tap";
 import { testOutcome } from "../../src/agents/test-outcome.js";
 
-const bash = (command: string, stdout: string, extra: Record<string, unknown> = {}) => testOutcome("Bash", { command }, { stdout, stderr: "", ...extra });
+const bash = (command: string, stdout: string, extra: Record<string, unknown> = {}) =>
+  testOutcome("Bash", { command }, { stdout, stderr: "", ...extra });
 
 t.test("runners' summaries", async (t) => {
   t.match(bash("npm test", "Tests:       12 passed, 12 total"), { passed: true, evidence: /12 passed/ });

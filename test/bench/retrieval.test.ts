@@ -15,7 +15,10 @@ t.test("BM25: rarer words weigh more, and length does not win", async (t) => {
   const rare = index.add("the garden had a telescope");
   const long = index.add(`telescope ${"filler words about nothing in particular ".repeat(30)}`);
   t.equal(index.search("garden telescope", 1)[0], rare, "the rare word decides, and the long memory does not win by length");
-  t.ok(index.search("garden", 30).length === 21 && common.every((d) => index.search("garden", 30).includes(d)), "any word matches: every garden");
+  t.ok(
+    index.search("garden", 30).length === 21 && common.every((d) => index.search("garden", 30).includes(d)),
+    "any word matches: every garden",
+  );
   t.same(index.search("xylophone quokka", 5), [], "no word in common, no match");
   t.ok(index.search("telescope", 2).includes(long));
 });
@@ -35,14 +38,24 @@ t.test("RealMem: a query's evidence turn is found by its text, and only earlier 
             { speaker: "User", content: "I want to learn the cello", is_query: false },
             { speaker: "Assistant", content: "Start with open strings, ten minutes a day", is_query: false },
           ],
-          extracted_memory: [{ content: "Practice plan: open strings", source_turn: 2, source_content_snapshot: "Start with open strings, ten minutes a day" }],
+          extracted_memory: [
+            {
+              content: "Practice plan: open strings",
+              source_turn: 2,
+              source_content_snapshot: "Start with open strings, ten minutes a day",
+            },
+          ],
         },
         {
           session_uuid: "s2",
           current_time: "2025-01-08",
           dialogue_turns: [
             { speaker: "User", content: "What was my cello plan?", is_query: true, query_id: "Q-1", category_name: "Dynamic Incremental" },
-            { speaker: "Assistant", content: "Open strings.", memory_used: [{ session_uuid: "s1", content: "Practice plan: open strings" }] },
+            {
+              speaker: "Assistant",
+              content: "Open strings.",
+              memory_used: [{ session_uuid: "s1", content: "Practice plan: open strings" }],
+            },
           ],
           extracted_memory: [],
         },
@@ -72,7 +85,10 @@ t.test("recall averages over queries, turn level over those with evidence turns"
     psycheTop: [],
     bm25Top: [],
   });
-  const r = summarise([row(2, 1, { t10: 1, t5: 0, s10: 1 }), row(1, 1, { t10: 1, t5: 1, s10: 1 }), row(0, 2, { t10: 0, t5: 0, s10: 1 })], "psyche");
+  const r = summarise(
+    [row(2, 1, { t10: 1, t5: 0, s10: 1 }), row(1, 1, { t10: 1, t5: 1, s10: 1 }), row(0, 2, { t10: 0, t5: 0, s10: 1 })],
+    "psyche",
+  );
   t.equal(r.turn10, 0.75, "(1/2 + 1/1) / 2: the query without evidence turns is left out");
   t.equal(r.turn5, 0.5);
   t.equal(r.session10, (1 + 1 + 0.5) / 3);
@@ -95,14 +111,21 @@ t.test("random indexing learned from the store: words said together point the sa
   const garden = store("tomatoes soil tomorrow", "garden-x");
   const q = ri.query("bow strings");
   const dot = (a: readonly number[], b: readonly number[]) => a.reduce((s, x, i) => s + x * b[i]!, 0);
-  t.ok(dot(q, lesson) > dot(q, garden) + 0.2, `a lesson shares no word with "bow strings" but is near it (${dot(q, lesson).toFixed(2)} vs ${dot(q, garden).toFixed(2)})`);
+  t.ok(
+    dot(q, lesson) > dot(q, garden) + 0.2,
+    `a lesson shares no word with "bow strings" but is near it (${dot(q, lesson).toFixed(2)} vs ${dot(q, garden).toFixed(2)})`,
+  );
   t.same(ri.query("quokka"), new Array(512).fill(0), "a word never stored has no context yet");
 });
 
 t.test("the vector sides are compared on the same queries, BM25 alone among them", async (t) => {
   const dir = t.testdir();
   const turns = (n: number) =>
-    Array.from({ length: n }, (_, i) => ({ speaker: i % 2 ? "Assistant" : "User", content: `a note about the weather on day ${i}`, is_query: false }));
+    Array.from({ length: n }, (_, i) => ({
+      speaker: i % 2 ? "Assistant" : "User",
+      content: `a note about the weather on day ${i}`,
+      is_query: false,
+    }));
   writeFileSync(
     join(dir, "A_dialogues_256k.json"),
     JSON.stringify({
@@ -132,6 +155,14 @@ t.test("the vector sides are compared on the same queries, BM25 alone among them
   t.equal(r.personas, 1);
   const sides = [...new Set(r.rows.map((x) => x.side))];
   t.same(sides.length, 4, "none, the built-in embedder at 256 and 1024, random indexing");
-  t.match(r.rows.find((x) => x.side === "none" && !x.conversation), { weight: 0, turn5: 1, turn10: 1 }, "BM25 alone finds the telescope turn first");
-  t.equal(r.rows.filter((x) => x.side !== "none").length, 3 * 3 * 2, "each of the three other sides at three shares, with and without the conversation lift");
+  t.match(
+    r.rows.find((x) => x.side === "none" && !x.conversation),
+    { weight: 0, turn5: 1, turn10: 1 },
+    "BM25 alone finds the telescope turn first",
+  );
+  t.equal(
+    r.rows.filter((x) => x.side !== "none").length,
+    3 * 3 * 2,
+    "each of the three other sides at three shares, with and without the conversation lift",
+  );
 });

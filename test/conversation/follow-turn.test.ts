@@ -49,7 +49,10 @@ t.test("events in order, from signals and from the table", async (t) => {
   await insertEvent(id, { seq: 3, kind: "delta", content: "c" });
   await insertEvent(id, { seq: 4, kind: "done", content: "stop" });
   bus.notify(Channel.turn, encodeTurnSignal(id, { seq: 4, kind: "done", content: "stop" }));
-  t.same((await done).map((e) => e.content), ["a", "b", "c", "stop"]);
+  t.same(
+    (await done).map((e) => e.content),
+    ["a", "b", "c", "stop"],
+  );
 });
 
 t.test("signals for other turns are not relayed", async (t) => {
@@ -59,5 +62,9 @@ t.test("signals for other turns are not relayed", async (t) => {
   bus.notify(Channel.turn, encodeTurnSignal(randomUUID(), { seq: 1, kind: "delta", content: "not mine" }));
   await insertEvent(id, { seq: 1, kind: "delta", content: "mine" });
   await insertEvent(id, { seq: 2, kind: "done", content: "stop" });
-  t.same((await done).map((e) => e.content), ["mine", "stop"], "found by polling, without a signal");
+  t.same(
+    (await done).map((e) => e.content),
+    ["mine", "stop"],
+    "found by polling, without a signal",
+  );
 });

@@ -13,7 +13,8 @@ t.test("connections lost, by code or by node-postgres's words", async (t) => {
     new Error("Connection terminated unexpectedly"),
     new Error("Client has encountered a connection error and is not queryable"),
     new Error("timeout exceeded when trying to connect"),
-  ]) t.ok(isConnectionError(err), err.message);
+  ])
+    t.ok(isConnectionError(err), err.message);
 });
 
 t.test("a refused query is not a lost connection", async (t) => {
@@ -23,5 +24,6 @@ t.test("a refused query is not a lost connection", async (t) => {
     new Error("generation failed: the model broke"),
     null,
     "a string",
-  ]) t.notOk(isConnectionError(err), String((err as Error | null)?.message ?? err));
+  ])
+    t.notOk(isConnectionError(err), String((err as Error | null)?.message ?? err));
 });

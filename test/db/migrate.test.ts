@@ -21,7 +21,10 @@ t.test("migrations apply once, concurrently, and record themselves", async (t) =
   t.same([...ra, ...rb].sort(), all, "each migration applied by exactly one of two concurrent runners");
   t.same(await migrate(a), [], "a second run applies nothing");
   const recorded = await a.query("select name from psyche_migrations order by name");
-  t.same(recorded.rows.map((r) => r.name), all);
+  t.same(
+    recorded.rows.map((r) => r.name),
+    all,
+  );
   const ext = await a.query("select extname from pg_extension where extname = 'vector'");
   t.equal(ext.rowCount, 1, "pgvector is installed");
   const v = await a.query("select '[1,2,3]'::vector <-> '[1,2,4]'::vector as d");
@@ -41,9 +44,16 @@ t.test("a failing migration rolls back whole and names itself", async (t) => {
   await t.rejects(migrate(pool, undefined, readMigrations(migrations)), MigrationError);
   await t.rejects(migrate(pool, undefined, readMigrations(migrations)), /000002_broken\.sql/);
   const tables = await pool.query("select table_name from information_schema.tables where table_name in ('ok_table', 'half_done')");
-  t.same(tables.rows.map((r) => r.table_name), ["ok_table"], "the broken migration left nothing behind");
+  t.same(
+    tables.rows.map((r) => r.table_name),
+    ["ok_table"],
+    "the broken migration left nothing behind",
+  );
   const recorded = await pool.query("select name from psyche_migrations");
-  t.same(recorded.rows.map((r) => r.name), ["000001_ok.sql"]);
+  t.same(
+    recorded.rows.map((r) => r.name),
+    ["000001_ok.sql"],
+  );
 });
 
 t.test("two embedded servers on one data directory are refused", async (t) => {

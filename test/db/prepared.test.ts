@@ -59,8 +59,9 @@ t.test("losing the race to prepare inside a transaction does not abort it", asyn
   await client.query("begin");
   await client.query("insert into prepared_probe (n) values ($1)", [7]);
   // ...and this connection, as if its existence check had come just before that, prepares too.
-  const first = (client as unknown as { prepareFirst(name: string, text: string, values: unknown[]): Promise<{ rows: { n: number }[] }> })
-    .prepareFirst(statementName(text), text, [5]);
+  const first = (
+    client as unknown as { prepareFirst(name: string, text: string, values: unknown[]): Promise<{ rows: { n: number }[] }> }
+  ).prepareFirst(statementName(text), text, [5]);
   t.equal((await first).rows[0]?.n, 15, "the statement the other connection prepared is used");
   await client.query("commit");
   client.release();
@@ -72,7 +73,9 @@ t.test("many connections using new statements at once", async (t) => {
   t.teardown(() => Promise.all(pools.map((p) => p.end())));
   const texts = Array.from({ length: 20 }, (_, i) => `select $1::int + ${i} as n`);
   const results = await Promise.all(
-    texts.flatMap((text, i) => pools.flatMap((p) => [p.query(text, [1]), p.query(text, [1])]).map((q) => q.then((r) => r.rows[0].n === 1 + i))),
+    texts.flatMap((text, i) =>
+      pools.flatMap((p) => [p.query(text, [1]), p.query(text, [1])]).map((q) => q.then((r) => r.rows[0].n === 1 + i)),
+    ),
   );
   t.ok(results.every(Boolean), `${results.length} first uses, all answered`);
 });

@@ -6,7 +6,13 @@ import { citedSeeds } from "../../src/dreams/prompts.js";
 import { defaultDreamSettings } from "../../src/dreams/settings.js";
 import { loadConfig } from "../../src/config.js";
 
-const settings = { ...defaultDreamSettings(loadConfig({}, {})), wake_lock_seconds: 5, idle_thought_delay_seconds: 30, dream_delay_seconds: 300, dream_cooldown_seconds: 600 };
+const settings = {
+  ...defaultDreamSettings(loadConfig({}, {})),
+  wake_lock_seconds: 5,
+  idle_thought_delay_seconds: 30,
+  dream_delay_seconds: 300,
+  dream_cooldown_seconds: 600,
+};
 const quietFor = (quiet: number | null, more: Partial<Moment> = {}): Moment => ({
   quiet,
   conversation_id: "c0ffee00-0000-4000-8000-000000000000",
@@ -55,7 +61,12 @@ t.test("a dream after the delay and the cooldown", async (t) => {
 
 t.test("a reflection cites what its 'because of' names, or every seed", async (t) => {
   const seeds = [1, 2, 3, 4].map((n) => ({ id: `m${n}`, content: `memory ${n}` }));
-  t.same(citedSeeds("Anna is anxious before recitals (because of 1, 3)\nShe practises hard (because of 2 and 4)", seeds).sort(), ["m1", "m2", "m3", "m4"]);
+  t.same(citedSeeds("Anna is anxious before recitals (because of 1, 3)\nShe practises hard (because of 2 and 4)", seeds).sort(), [
+    "m1",
+    "m2",
+    "m3",
+    "m4",
+  ]);
   t.same(citedSeeds("Insight (because of 2)", seeds), ["m2"]);
   t.same(citedSeeds("Insight (because of 9)", seeds), ["m1", "m2", "m3", "m4"], "a number naming no seed cites none; then all");
   t.same(citedSeeds("no format at all", seeds), ["m1", "m2", "m3", "m4"]);

@@ -57,7 +57,8 @@ function run(jobId: string, job: ReverieJob, controller = new AbortController())
   return { done, outcomes, outliving, controller };
 }
 
-const jobState = async (id: string) => (await pool.query("select state::text from pgboss.job where id = $1", [id])).rows[0]?.state as string;
+const jobState = async (id: string) =>
+  (await pool.query("select state::text from pgboss.job where id = $1", [id])).rows[0]?.state as string;
 
 t.test("a reverie runs to its journal entry and completes its job", async (t) => {
   engine.next = { text: "a quiet dream of rivers" };
@@ -76,7 +77,11 @@ t.test("a reverie runs to its journal entry and completes its job", async (t) =>
 t.test("a chat waiting puts the reverie back before it starts", async (t) => {
   const job = buildReverie(settings, { kind: "reflect" });
   const id = await take(t, job);
-  const chat = await boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: "00000000-0000-4000-8000-000000000001" }, { priority: Priority.chat });
+  const chat = await boss.send(
+    INFERENCE_QUEUE,
+    { kind: "chat", turnId: "00000000-0000-4000-8000-000000000001" },
+    { priority: Priority.chat },
+  );
   const r = run(id, job);
   t.equal(await r.done, "put-back");
   t.equal(await jobState(id), "created", "queued again, for after the chat");

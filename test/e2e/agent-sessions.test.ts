@@ -15,7 +15,8 @@ const client = new Client({ name: "agent-test", version: "0" });
 await client.connect(new StreamableHTTPClientTransport(new URL(`${psyche.url}/mcp`)));
 t.teardown(() => client.close());
 
-const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+const call = async (name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
 const ok = async (name: string, args: Record<string, unknown> = {}) => {
   const r = await call(name, args);
   if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content)}`);
@@ -25,7 +26,12 @@ const errorText = async (name: string, args: Record<string, unknown> = {}) => {
   const r = await call(name, args);
   return r.isError ? r.content.map((c) => (c.type === "text" ? c.text : "")).join("") : undefined;
 };
-const GHAP = { goal: "fix the flaky wake test", hypothesis: "the dream starts before the chat's signal is heard", action: "add a barrier before the chat", prediction: "ten runs of ten pass" };
+const GHAP = {
+  goal: "fix the flaky wake test",
+  hypothesis: "the dream starts before the chat's signal is heard",
+  action: "add a barrier before the chat",
+  prediction: "ten runs of ten pass",
+};
 
 t.test("a session, its GHAP, an orphan for the next session, adoption", async (t) => {
   t.match(await errorText("set_ghap", { ...GHAP, project: "/work/a" }), /No open agent session for \/work\/a: call start_session first/);
@@ -33,7 +39,11 @@ t.test("a session, its GHAP, an orphan for the next session, adoption", async (t
   t.match(first, { project: "/work/a", agent: "claude-code", resumed: false, orphans: [], tool_count: 0 });
   const set = await ok("set_ghap", { ...GHAP, session_id: first.session_id });
   t.match(set, { ...GHAP, status: "active", session_id: first.session_id });
-  t.match(await errorText("set_ghap", { ...GHAP, session_id: first.session_id }), /already has an active GHAP/, "one active GHAP per session");
+  t.match(
+    await errorText("set_ghap", { ...GHAP, session_id: first.session_id }),
+    /already has an active GHAP/,
+    "one active GHAP per session",
+  );
   t.match(await ok("get_active_ghap", { project: "/work/a" }), { has_active: true, ghap: { id: set.id } });
   t.same(await ok("get_orphaned_ghap", { project: "/work/a" }), { has_orphan: false, orphans: [] });
 
@@ -61,19 +71,34 @@ t.test("a session, its GHAP, an orphan for the next session, adoption", async (t
 
 t.test("resolve_ghap: the outcome, a memory tagged ghap, experience in assemble_context", async (t) => {
   const s = await ok("start_session", { project: "/work/c", external_id: "claude-session-c" });
-  const g = await ok("set_ghap", { goal: "speed up the kiln firing schedule parser", hypothesis: "regex backtracking dominates", action: "profile the parser", prediction: "the regex is 80% of the time", session_id: "claude-session-c" });
+  const g = await ok("set_ghap", {
+    goal: "speed up the kiln firing schedule parser",
+    hypothesis: "regex backtracking dominates",
+    action: "profile the parser",
+    prediction: "the regex is 80% of the time",
+    session_id: "claude-session-c",
+  });
   t.equal(g.session_id, s.session_id, "the agent's own session id finds the session");
   const ctx = await ok("assemble_context", { query: "kiln parser", session_id: s.session_id, context_types: ["active_ghap"] });
   t.match(ctx.markdown, GHAP_HEADING);
   t.match(ctx.markdown, /regex backtracking dominates/);
   t.equal(ctx.ghap_id, g.id);
 
-  const resolved = await ok("resolve_ghap", { outcome: "falsified", note: "the time goes to reading the file line by line", session_id: s.session_id });
+  const resolved = await ok("resolve_ghap", {
+    outcome: "falsified",
+    note: "the time goes to reading the file line by line",
+    session_id: s.session_id,
+  });
   t.match(resolved, { id: g.id, status: "falsified", outcome_note: "the time goes to reading the file line by line" });
   t.ok(resolved.memory_id, "it became a memory");
-  const memory = (await pool.query("select kind, tags, source_kind, source_id, citations, content from memories where id = $1", [resolved.memory_id])).rows[0];
+  const memory = (
+    await pool.query("select kind, tags, source_kind, source_id, citations, content from memories where id = $1", [resolved.memory_id])
+  ).rows[0];
   t.match(memory, { kind: "semantic", tags: ["ghap", "falsified"], source_kind: "ghap", source_id: g.id, citations: [] });
-  t.match(memory.content, /Experience \(falsified\): goal: speed up the kiln firing schedule parser[\s\S]*outcome: falsified: the time goes to reading the file line by line/);
+  t.match(
+    memory.content,
+    /Experience \(falsified\): goal: speed up the kiln firing schedule parser[\s\S]*outcome: falsified: the time goes to reading the file line by line/,
+  );
   t.match(await errorText("resolve_ghap", { outcome: "confirmed", id: g.id }), /already falsified/);
   t.match(await ok("get_active_ghap", { session_id: s.session_id }), { has_active: false });
 
@@ -109,22 +134,30 @@ t.test("tool counts and the check-in", async (t) => {
   t.match(await ok("increment_tool_count", {}), { session_id: s.session_id, tool_count: 1 }, "no ref: the latest open session");
 });
 
-t.test("every tool takes the arguments of its signature table: start_session with none opens a session of the default project", async (t) => {
-  const r = await call("start_session");
-  t.notOk(r.isError, "no -32602 for a call without arguments");
-  const s = r.structuredContent as any;
-  t.match(s, { session_id: String, project: "default", started_at: String, agent: "mcp" });
-  t.match(r.content.map((c) => (c.type === "text" ? c.text : "")).join(""), /the default project "default" \(no project was named\)/, "the result says which project");
-  t.match(await ok("get_orphaned_ghap"), { has_orphan: Boolean });
-  t.match(await ok("increment_tool_count"), { tool_count: 1 });
-  t.match(await ok("should_check_in"), { should_check_in: false, frequency: 10 });
-  t.match(await ok("reset_tool_count"), { tool_count: 0 });
-  t.match(await ok("assemble_context", { query: "flaky tests" }), { markdown: String, token_count: Number });
-  t.match(await ok("start_session", { project: "/work/e" }), { project: "/work/e" }, "hooks still name the agent's working directory");
-});
+t.test(
+  "every tool takes the arguments of its signature table: start_session with none opens a session of the default project",
+  async (t) => {
+    const r = await call("start_session");
+    t.notOk(r.isError, "no -32602 for a call without arguments");
+    const s = r.structuredContent as any;
+    t.match(s, { session_id: String, project: "default", started_at: String, agent: "mcp" });
+    t.match(
+      r.content.map((c) => (c.type === "text" ? c.text : "")).join(""),
+      /the default project "default" \(no project was named\)/,
+      "the result says which project",
+    );
+    t.match(await ok("get_orphaned_ghap"), { has_orphan: Boolean });
+    t.match(await ok("increment_tool_count"), { tool_count: 1 });
+    t.match(await ok("should_check_in"), { should_check_in: false, frequency: 10 });
+    t.match(await ok("reset_tool_count"), { tool_count: 0 });
+    t.match(await ok("assemble_context", { query: "flaky tests" }), { markdown: String, token_count: Number });
+    t.match(await ok("start_session", { project: "/work/e" }), { project: "/work/e" }, "hooks still name the agent's working directory");
+  },
+);
 
 t.test("bad input is an error result that writes nothing", async (t) => {
-  const before = (await pool.query("select (select count(*) from ghap)::int as g, (select count(*) from agent_sessions)::int as s")).rows[0];
+  const before = (await pool.query("select (select count(*) from ghap)::int as g, (select count(*) from agent_sessions)::int as s"))
+    .rows[0];
   const bad = [
     ["start_session", { project: "" }],
     ["set_ghap", { goal: "g", hypothesis: "h", action: "a" }],
@@ -135,8 +168,13 @@ t.test("bad input is an error result that writes nothing", async (t) => {
     ["assemble_context", { query: "x", context_types: ["dreams"] }],
   ] as const;
   for (const [name, args] of bad) {
-    const r = await call(name, args).catch((err: Error) => ({ isError: true, content: [{ type: "text", text: err.message }] }) as CallToolResult);
+    const r = await call(name, args).catch(
+      (err: Error) => ({ isError: true, content: [{ type: "text", text: err.message }] }) as CallToolResult,
+    );
     t.equal(r.isError, true, `${name} ${JSON.stringify(args).slice(0, 60)}`);
   }
-  t.same((await pool.query("select (select count(*) from ghap)::int as g, (select count(*) from agent_sessions)::int as s")).rows[0], before);
+  t.same(
+    (await pool.query("select (select count(*) from ghap)::int as g, (select count(*) from agent_sessions)::int as s")).rows[0],
+    before,
+  );
 });

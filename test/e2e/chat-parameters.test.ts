@@ -13,7 +13,10 @@ const psyche = await startPsyche(t, { recallPromptTokens: 0, contextSize: 16_384
 /** psyche_ignored_request_fields_total, summed over its labels. */
 const metric = async () => {
   const text = await (await fetch(`${psyche.url}/metrics`)).text();
-  return [...text.matchAll(/^psyche_ignored_request_fields_total\{[^}]*api="chat\.completions"[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return [...text.matchAll(/^psyche_ignored_request_fields_total\{[^}]*api="chat\.completions"[^}]*\} (\d+)/gm)].reduce(
+    (sum, m) => sum + Number(m[1]),
+    0,
+  );
 };
 const post = async (extra: Record<string, unknown>) => {
   const res = await fetch(`${psyche.url}/v1/chat/completions`, {
@@ -58,26 +61,46 @@ t.test("fields OpenAI defines that this server cannot honour are a 400 naming th
   t.same(await writtenRows(psyche), before);
 });
 
-t.test("what coding agents send is served: unknown fields and reasoning ignored and named, max_tokens clamped, any model name", async (t) => {
-  const before = await metric();
-  const res = await fetch(`${psyche.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "qwen3-coder-plus", messages: [{ role: "user", content: "hi" }], max_tokens: 32_000, top_k: 40, repetition_penalty: 1.1, reasoning_effort: "low", seed: 1 }),
-  });
-  t.equal(res.status, 200);
-  t.equal(res.headers.get("x-psyche-ignored-fields"), "top_k, repetition_penalty, reasoning_effort", "named in a header");
-  const body = (await res.json()) as any;
-  t.equal(body.model, "psyche", "answered by the one model, which the reply names");
-  const turn = (await psyche.db.pool.query("select max_tokens, model from turns where id::text = $1", [body.id.replace(/^chatcmpl-/, "")])).rows[0];
-  t.match(turn, { max_tokens: psyche.config.maxTokens, model: "psyche" }, "max_tokens clamped to the ceiling");
-  t.equal((await metric()) - before, 3, "psyche_ignored_request_fields_total counts each");
+t.test(
+  "what coding agents send is served: unknown fields and reasoning ignored and named, max_tokens clamped, any model name",
+  async (t) => {
+    const before = await metric();
+    const res = await fetch(`${psyche.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "qwen3-coder-plus",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 32_000,
+        top_k: 40,
+        repetition_penalty: 1.1,
+        reasoning_effort: "low",
+        seed: 1,
+      }),
+    });
+    t.equal(res.status, 200);
+    t.equal(res.headers.get("x-psyche-ignored-fields"), "top_k, repetition_penalty, reasoning_effort", "named in a header");
+    const body = (await res.json()) as any;
+    t.equal(body.model, "psyche", "answered by the one model, which the reply names");
+    const turn = (
+      await psyche.db.pool.query("select max_tokens, model from turns where id::text = $1", [body.id.replace(/^chatcmpl-/, "")])
+    ).rows[0];
+    t.match(turn, { max_tokens: psyche.config.maxTokens, model: "psyche" }, "max_tokens clamped to the ceiling");
+    t.equal((await metric()) - before, 3, "psyche_ignored_request_fields_total counts each");
 
-  // A tool description of any length the body limit allows (OpenCode's run to 10,000 characters;
-  // the cap was 4,000).
-  const long = await post({ tools: [{ type: "function", function: { name: "bash", description: "Run a command. ".repeat(300), parameters: { type: "object", properties: {} } } }] });
-  t.equal(long.status, 200, `a 4,500-character tool description: ${JSON.stringify(long.body).slice(0, 200)}`);
-});
+    // A tool description of any length the body limit allows (OpenCode's run to 10,000 characters;
+    // the cap was 4,000).
+    const long = await post({
+      tools: [
+        {
+          type: "function",
+          function: { name: "bash", description: "Run a command. ".repeat(300), parameters: { type: "object", properties: {} } },
+        },
+      ],
+    });
+    t.equal(long.status, 200, `a 4,500-character tool description: ${JSON.stringify(long.body).slice(0, 200)}`);
+  },
+);
 
 t.test("--strict-params refuses instead: unknown fields, max_tokens above the ceiling, another model's name", async (t) => {
   const strict = await startPsyche(t, { recallPromptTokens: 0, strictParams: true, maxTokens: 64 });
@@ -90,9 +113,21 @@ t.test("--strict-params refuses instead: unknown fields, max_tokens above the ce
     return { status: res.status, body: (await res.json()) as any, ignored: res.headers.get("x-psyche-ignored-fields") };
   };
   const before = await writtenRows(strict);
-  t.match(await send({ top_k: 40 }), { status: 400, body: { error: { param: "top_k", code: "unsupported_parameter", message: /Unrecognized request argument supplied: top_k .*--strict-params/ } } });
-  t.match(await send({ max_tokens: 65 }), { status: 400, body: { error: { param: "max_tokens", message: /above this server's limit of 64/ } } });
+  t.match(await send({ top_k: 40 }), {
+    status: 400,
+    body: {
+      error: { param: "top_k", code: "unsupported_parameter", message: /Unrecognized request argument supplied: top_k .*--strict-params/ },
+    },
+  });
+  t.match(await send({ max_tokens: 65 }), {
+    status: 400,
+    body: { error: { param: "max_tokens", message: /above this server's limit of 64/ } },
+  });
   t.match(await send({ model: "gpt-4o" }), { status: 404, body: { error: { code: "model_not_found" } } });
   t.same(await writtenRows(strict), before, "nothing was written");
-  t.match(await send({ reasoning_effort: "high" }), { status: 200, ignored: "reasoning_effort" }, "reasoning controls are ignored and named even so: the model has nothing to change");
+  t.match(
+    await send({ reasoning_effort: "high" }),
+    { status: 200, ignored: "reasoning_effort" },
+    "reasoning controls are ignored and named even so: the model has nothing to change",
+  );
 });

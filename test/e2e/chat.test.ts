@@ -13,7 +13,10 @@ const user = (content: string) => ({ role: "user" as const, content });
 
 t.test("models and health", async (t) => {
   const models = await client.models.list();
-  t.same(models.data.map((m) => m.id), ["psyche", "psyche-lexical-256"]);
+  t.same(
+    models.data.map((m) => m.id),
+    ["psyche", "psyche-lexical-256"],
+  );
   t.equal((await client.models.retrieve("psyche")).id, "psyche");
   const missing = await fetch(`${psyche.url}/v1/models/gpt-4o`);
   t.equal(missing.status, 404);
@@ -39,7 +42,9 @@ t.test("non-streaming completion with usage; stored in Postgres", async (t) => {
   const turnId = response.headers.get("x-psyche-turn");
   const conversationId = response.headers.get("x-psyche-conversation");
   t.equal(data.id, `chatcmpl-${turnId}`);
-  const stored = await psyche.db.pool.query("select role, content from messages where conversation_id = $1 order by position", [conversationId]);
+  const stored = await psyche.db.pool.query("select role, content from messages where conversation_id = $1 order by position", [
+    conversationId,
+  ]);
   t.same(stored.rows, [
     { role: "user", content: "Hello, Psyche" },
     { role: "assistant", content: data.choices[0]!.message.content },
@@ -59,7 +64,13 @@ t.test("max_completion_tokens and stop sequences", async (t) => {
   const text = long.choices[0]!.message.content!;
   // A stop sequence taken from the model's own output (same seed, same text) must cut it there.
   const stop = text.slice(10, 13);
-  const cut = await client.chat.completions.create({ model: "psyche", messages: [user("x")], max_completion_tokens: 40, seed: 2, stop: [stop] });
+  const cut = await client.chat.completions.create({
+    model: "psyche",
+    messages: [user("x")],
+    max_completion_tokens: 40,
+    seed: 2,
+    stop: [stop],
+  });
   t.equal(cut.choices[0]?.finish_reason, "stop");
   t.equal(cut.choices[0]?.message.content, text.slice(0, text.indexOf(stop)), "the reply ends before the stop sequence");
 });
@@ -106,14 +117,23 @@ t.test("a conversation continued by id sends only the new message", async (t) =>
   await client.chat.completions.create(
     {
       model: "psyche",
-      messages: [user("my name is Ada"), { role: "assistant", content: first.choices[0]!.message.content! }, user("what is my name?"), { role: "assistant", content: second.choices[0]!.message.content! }, user("and again?")],
+      messages: [
+        user("my name is Ada"),
+        { role: "assistant", content: first.choices[0]!.message.content! },
+        user("what is my name?"),
+        { role: "assistant", content: second.choices[0]!.message.content! },
+        user("and again?"),
+      ],
       max_tokens: 8,
     },
     { headers: { "X-OpenWebUI-Chat-Id": id } },
   );
   // metadata.conversation_id works too
   await client.chat.completions.create({ model: "psyche", messages: [user("last one")], max_tokens: 4, metadata: { conversation_id: id } });
-  const rows = await psyche.db.pool.query("select role, content from messages where conversation_id = $1 and superseded_at is null order by position", [id]);
+  const rows = await psyche.db.pool.query(
+    "select role, content from messages where conversation_id = $1 and superseded_at is null order by position",
+    [id],
+  );
   t.same(
     rows.rows.map((r) => r.role),
     ["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"],
@@ -142,12 +162,28 @@ t.test("bad input: a 4xx in OpenAI's shape, and nothing written", async (t) => {
     ["wrong type", JSON.stringify({ model: "psyche", messages: "hi" }), 400, /messages/],
     ["unknown role", JSON.stringify({ model: "psyche", messages: [{ role: "wizard", content: "hi" }] }), 400, /role must be one of/],
     ["content of the wrong type", JSON.stringify({ model: "psyche", messages: [{ role: "user", content: 42 }] }), 400, /content/],
-    ["an image part", JSON.stringify({ model: "psyche", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }), 400, /only text/],
+    [
+      "an image part",
+      JSON.stringify({ model: "psyche", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] }),
+      400,
+      /only text/,
+    ],
     ["temperature out of range", JSON.stringify({ model: "psyche", messages: [user("hi")], temperature: 7 }), 400, /temperature/],
     ["n > 1", JSON.stringify({ model: "psyche", messages: [user("hi")], n: 2 }), 400, /n must be 1/],
-    ["a tool that is not a function", JSON.stringify({ model: "psyche", messages: [user("hi")], tools: [{ type: "code_interpreter" }] }), 400, /only function tools/],
+    [
+      "a tool that is not a function",
+      JSON.stringify({ model: "psyche", messages: [user("hi")], tools: [{ type: "code_interpreter" }] }),
+      400,
+      /only function tools/,
+    ],
     ["body over the limit", JSON.stringify({ model: "psyche", messages: [user("x".repeat(30_000))] }), 413, /larger than 20000 bytes/],
-    ["bad conversation id", JSON.stringify({ model: "psyche", messages: [user("hi")] }), 400, /conversation id/, { "X-Psyche-Conversation": "bad id with spaces" }],
+    [
+      "bad conversation id",
+      JSON.stringify({ model: "psyche", messages: [user("hi")] }),
+      400,
+      /conversation id/,
+      { "X-Psyche-Conversation": "bad id with spaces" },
+    ],
   ];
   for (const [name, body, status, message, headers] of cases) {
     const res = await post(body, headers);
@@ -159,7 +195,11 @@ t.test("bad input: a 4xx in OpenAI's shape, and nothing written", async (t) => {
   t.same(await writtenRows(psyche), before, "no row written for any rejected request");
 
   // and through the SDK, as a client sees it
-  const status = (p: Promise<unknown>) => p.then(() => 200, (err: { status?: number }) => err.status);
+  const status = (p: Promise<unknown>) =>
+    p.then(
+      () => 200,
+      (err: { status?: number }) => err.status,
+    );
   t.equal(await status(client.chat.completions.create({ model: "psyche", messages: [] })), 400);
   // Another model's name is answered by the one model (docs/api.md, "What each field does").
   t.equal(await status(client.chat.completions.create({ model: "nope", messages: [user("hi")], max_tokens: 2 })), 200);

@@ -23,12 +23,23 @@ const feelingJsonSchema = {
 };
 const PathArgs = z.object({ path: z.string().max(30) });
 /** The form the latest turn was held to: proof that the library sent a schema, not only a prompt. */
-const lastFormat = async () => (await psyche.db.pool.query("select response_format from turns order by created_at desc limit 1")).rows[0].response_format;
+const lastFormat = async () =>
+  (await psyche.db.pool.query("select response_format from turns order by created_at desc limit 1")).rows[0].response_format;
 const turnsOf = async (conversation: string) =>
-  (await psyche.db.pool.query("select role from messages where conversation_id = $1 and superseded_at is null order by position", [conversation])).rows.map((r) => r.role);
+  (
+    await psyche.db.pool.query("select role from messages where conversation_id = $1 and superseded_at is null order by position", [
+      conversation,
+    ])
+  ).rows.map((r) => r.role);
 
 t.test("Vercel AI SDK through @ai-sdk/openai-compatible", async (t) => {
-  const provider = createOpenAICompatible({ name: "psyche", baseURL, apiKey: "unused", supportsStructuredOutputs: true, includeUsage: true });
+  const provider = createOpenAICompatible({
+    name: "psyche",
+    baseURL,
+    apiKey: "unused",
+    supportsStructuredOutputs: true,
+    includeUsage: true,
+  });
   const model = provider.chatModel("psyche");
 
   const text = await generateText({ model, prompt: "Say hello", maxOutputTokens: 12, seed: 1, maxRetries: 0 });
@@ -62,7 +73,9 @@ t.test("Vercel AI SDK through @ai-sdk/openai-compatible", async (t) => {
         },
       }),
     },
-    prepareStep: ({ stepNumber }) => ({ toolChoice: stepNumber === 0 ? { type: "tool" as const, toolName: "read_file" as const } : ("none" as const) }),
+    prepareStep: ({ stepNumber }) => ({
+      toolChoice: stepNumber === 0 ? { type: "tool" as const, toolName: "read_file" as const } : ("none" as const),
+    }),
     stopWhen: stepCountIs(3),
     maxOutputTokens: 60,
     seed: 4,
@@ -71,7 +84,10 @@ t.test("Vercel AI SDK through @ai-sdk/openai-compatible", async (t) => {
   t.equal(read.length, 1, "the tool ran once, on this side");
   t.equal(loop.steps.length, 2);
   t.equal(loop.steps[0]!.toolCalls[0]!.toolName, "read_file");
-  t.same(loop.steps[0]!.toolResults.map((r) => r.output), ["buy milk"]);
+  t.same(
+    loop.steps[0]!.toolResults.map((r) => r.output),
+    ["buy milk"],
+  );
   t.ok(["stop", "length"].includes(loop.finishReason), loop.finishReason);
 });
 
@@ -80,9 +96,21 @@ t.test("LangChain.js: bindTools and withStructuredOutput", async (t) => {
   const plain = await chat.invoke("Say hello", { stop: undefined });
   t.type(plain.content, "string");
 
-  const withTools = chat.bindTools([{ type: "function", function: { name: "read_file", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string", maxLength: 30 } }, required: ["path"] } } }], {
-    tool_choice: { type: "function", function: { name: "read_file" } },
-  });
+  const withTools = chat.bindTools(
+    [
+      {
+        type: "function",
+        function: {
+          name: "read_file",
+          description: "Read a file",
+          parameters: { type: "object", properties: { path: { type: "string", maxLength: 30 } }, required: ["path"] },
+        },
+      },
+    ],
+    {
+      tool_choice: { type: "function", function: { name: "read_file" } },
+    },
+  );
   const called = await withTools.invoke("What is in notes.txt?");
   t.equal(called.tool_calls?.length, 1);
   t.equal(called.tool_calls![0]!.name, "read_file");
@@ -98,7 +126,11 @@ t.test("LangChain.js: bindTools and withStructuredOutput", async (t) => {
   const zodStructured = chat.withStructuredOutput(Feeling, { name: "feeling_zod" });
   const parsed = await zodStructured.invoke("And how do you feel now?");
   t.ok(Feeling.safeParse(parsed).success, JSON.stringify(parsed));
-  t.match(await lastFormat(), { type: "json_schema", name: "feeling_zod", schema: { $schema: "https://json-schema.org/draft/2020-12/schema" } }, "a 2020-12 schema, accepted and held");
+  t.match(
+    await lastFormat(),
+    { type: "json_schema", name: "feeling_zod", schema: { $schema: "https://json-schema.org/draft/2020-12/schema" } },
+    "a 2020-12 schema, accepted and held",
+  );
 });
 
 t.test("OpenAI Agents SDK over the Responses API: a local function tool, then structured output", async (t) => {
@@ -115,14 +147,22 @@ t.test("OpenAI Agents SDK over the Responses API: a local function tool, then st
     },
   });
   // The forced choice is reset after the call (resetToolChoice), so the second turn answers.
-  const agent = new Agent({ name: "helper", instructions: "You help with files.", model, tools: [readFile], modelSettings: { toolChoice: "read_file", maxTokens: 60 } });
+  const agent = new Agent({
+    name: "helper",
+    instructions: "You help with files.",
+    model,
+    tools: [readFile],
+    modelSettings: { toolChoice: "read_file", maxTokens: 60 },
+  });
   const result = await run(agent, "What is in notes.txt?", { maxTurns: 4 });
   t.equal(read.length, 1, "the tool ran once, in this process");
   t.type(result.finalOutput, "string");
   const responses = result.rawResponses.map((r) => r.responseId!);
   t.equal(responses.length, 2);
   // The SDK sends the whole transcript each time: Psyche stores each as its conversation.
-  const second = await psyche.db.pool.query("select conversation_id, instructions from turns t join responses r on r.turn_id = t.id order by t.created_at desc limit 1");
+  const second = await psyche.db.pool.query(
+    "select conversation_id, instructions from turns t join responses r on r.turn_id = t.id order by t.created_at desc limit 1",
+  );
   t.equal(second.rows[0].instructions, "You help with files.");
   t.same(await turnsOf(second.rows[0].conversation_id), ["user", "assistant", "tool", "assistant"]);
 
@@ -132,7 +172,13 @@ t.test("OpenAI Agents SDK over the Responses API: a local function tool, then st
   const conv = await psyche.db.pool.query("select conversation_id from turns where id::text = $1", [toUuid(chained.lastResponseId!)]);
   t.equal(conv.rows[0].conversation_id, second.rows[0].conversation_id);
 
-  const typed = new Agent({ name: "feeler", instructions: "Say how you feel.", model, outputType: Feeling, modelSettings: { maxTokens: 200 } });
+  const typed = new Agent({
+    name: "feeler",
+    instructions: "Say how you feel.",
+    model,
+    outputType: Feeling,
+    modelSettings: { maxTokens: 200 },
+  });
   const feeling = await run(typed, "How do you feel?");
   t.ok(Feeling.safeParse(feeling.finalOutput).success, JSON.stringify(feeling.finalOutput));
   t.match(await lastFormat(), { type: "json_schema", schema: { properties: { note: { maxLength: 20 } } } });

@@ -7,7 +7,13 @@ import { randomUUID } from "node:crypto";
 import { startPsyche } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
 
-const psyche = await startPsyche(t, { dreamDelaySeconds: 2, wakeLockSeconds: 0, recallPromptTokens: 0, dreamMaxTokens: 8, presenceTtlSeconds: 6 });
+const psyche = await startPsyche(t, {
+  dreamDelaySeconds: 2,
+  wakeLockSeconds: 0,
+  recallPromptTokens: 0,
+  dreamMaxTokens: 8,
+  presenceTtlSeconds: 6,
+});
 // A TTL of six seconds asks for a heartbeat every two: a loaded machine may delay one by a
 // second or more, and that must not read as leaving.
 const pool = psyche.db.pool;
@@ -23,7 +29,11 @@ t.test("bad heartbeats and goodbyes: OpenAI's error shape, nothing recorded", as
   const bad = await beat("not-a-uuid");
   t.equal(bad.status, 400);
   t.match(bad.body.error, { type: "invalid_request_error", param: "client_id", message: /UUID/ });
-  const extra = await fetch(`${psyche.url}/v1/presence`, { method: "POST", headers: json, body: JSON.stringify({ client_id: randomUUID(), workspace: "/home" }) });
+  const extra = await fetch(`${psyche.url}/v1/presence`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ client_id: randomUUID(), workspace: "/home" }),
+  });
   t.equal(extra.status, 400);
   const gone = await fetch(`${psyche.url}/v1/presence/${randomUUID()}`, { method: "DELETE" });
   t.equal(gone.status, 404);
@@ -32,7 +42,11 @@ t.test("bad heartbeats and goodbyes: OpenAI's error shape, nothing recorded", as
 });
 
 t.test("a client present holds dreams off; after it leaves, Psyche dreams after the delay", async (t) => {
-  await fetch(`${psyche.url}/dream/config`, { method: "PATCH", headers: json, body: JSON.stringify({ idle_thoughts: false, reflection_threshold: 0 }) });
+  await fetch(`${psyche.url}/dream/config`, {
+    method: "PATCH",
+    headers: json,
+    body: JSON.stringify({ idle_thoughts: false, reflection_threshold: 0 }),
+  });
   const id = randomUUID();
   const first = await beat(id);
   t.match(first.body, { object: "presence", client_id: id, arrived: true, present: 1, heartbeat_seconds: 2 });
@@ -86,10 +100,14 @@ t.test("a client that stops heartbeating is gone after the TTL", async (t) => {
   const id = randomUUID();
   await beat(id, "crashed");
   t.equal((await pool.query("select count(*)::int as n from clients where id = $1 and left_at is null", [id])).rows[0].n, 1);
-  await until("the silent client to be gone", async () => {
-    const h = (await (await fetch(`${psyche.url}/health`)).json()) as any;
-    return h.clients.data.some((c: any) => c.id === id) ? undefined : true;
-  }, 20_000);
+  await until(
+    "the silent client to be gone",
+    async () => {
+      const h = (await (await fetch(`${psyche.url}/health`)).json()) as any;
+      return h.clients.data.some((c: any) => c.id === id) ? undefined : true;
+    },
+    20_000,
+  );
   t.equal((await beat(id, "crashed")).body.arrived, true, "its next heartbeat is an arrival again");
   await fetch(`${psyche.url}/v1/presence/${id}`, { method: "DELETE" });
 });
@@ -97,7 +115,9 @@ t.test("a client that stops heartbeating is gone after the TTL", async (t) => {
 t.test("a client that arrives wakes a running dream at once", async (t) => {
   // The random model now and then ends a dream itself: one that ended first is tried again.
   for (let trial = 1; trial <= 4; trial++) {
-    const queued = (await (await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: json, body: JSON.stringify({ kind: "dream", max_tokens: 3000 }) })).json()) as any;
+    const queued = (await (
+      await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: json, body: JSON.stringify({ kind: "dream", max_tokens: 3000 }) })
+    ).json()) as any;
     const jobId = queued.data[0].id;
     const row = async () => (await pool.query("select * from dream_journal where job_id = $1", [jobId])).rows[0];
     await until("the dream to start", async () => ((await row())?.status === "dreaming" ? true : undefined));

@@ -31,7 +31,11 @@ interface Run {
 /** Runs an agent with only the environment it is given (and PATH), in `cwd`. */
 function runAgent(command: string, args: string[], env: Record<string, string>, cwd: string, timeoutMs = 240_000): Promise<Run> {
   return new Promise((done) => {
-    const child = spawn(command, args, { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      cwd,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
@@ -47,34 +51,74 @@ function runAgent(command: string, args: string[], env: Record<string, string>, 
 t.test("each agent completes a turn on Psyche", async (t) => {
   // The defaults, as a user starts it: the model's own context and the default reply ceiling.
   const psyche = await startPsyche(t, { model: "tiny-agent", contextSize: undefined, maxTokens: undefined, threads: 2 });
-  const turns = async (like: string) => Number((await psyche.db.pool.query("select count(*)::int as n from turns t join conversations c on c.id = t.conversation_id where c.id::text like $1 and t.status = 'done'", [like])).rows[0].n);
+  const turns = async (like: string) =>
+    Number(
+      (
+        await psyche.db.pool.query(
+          "select count(*)::int as n from turns t join conversations c on c.id = t.conversation_id where c.id::text like $1 and t.status = 'done'",
+          [like],
+        )
+      ).rows[0].n,
+    );
   const allTurns = async () => Number((await psyche.db.pool.query("select count(*)::int as n from turns where status = 'done'")).rows[0].n);
-  const quiet = { DISABLE_TELEMETRY: "1", DISABLE_AUTOUPDATER: "1", DISABLE_ERROR_REPORTING: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1" };
+  const quiet = {
+    DISABLE_TELEMETRY: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_ERROR_REPORTING: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  };
 
   t.test("Claude Code (claude -p), with Psyche's hooks: memory in, session opened and closed", async (t) => {
     const home = t.testdir();
     const project = join(home, "project");
     mkdirSync(project);
-    const stored = await fetch(`${psyche.url}/v1/memories`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "The deploy key for the Quillon project lives in the vault named ferntree." }) });
+    const stored = await fetch(`${psyche.url}/v1/memories`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ content: "The deploy key for the Quillon project lives in the vault named ferntree." }),
+    });
     t.equal(stored.status, 201);
-    const install = await runCli(["install", "claude-code", "--project"], { HOME: home, PSYCHE_PORT: String(psyche.port), PSYCHE_DATA_DIR: join(home, "data") }, project);
+    const install = await runCli(
+      ["install", "claude-code", "--project"],
+      { HOME: home, PSYCHE_PORT: String(psyche.port), PSYCHE_DATA_DIR: join(home, "data") },
+      project,
+    );
     t.equal(install.code, 0, install.out);
     t.match(install.out, project, "into the project's own settings");
     const before = await turns("claude-code-%");
-    const run = await runAgent(bin("claude"), ["-p", "Where does the Quillon deploy key live?", "--max-turns", "1"], { HOME: home, ANTHROPIC_BASE_URL: psyche.url, ANTHROPIC_API_KEY: "sk-local", PSYCHE_SERVER_URL: psyche.url, ...quiet }, project);
+    const run = await runAgent(
+      bin("claude"),
+      ["-p", "Where does the Quillon deploy key live?", "--max-turns", "1"],
+      { HOME: home, ANTHROPIC_BASE_URL: psyche.url, ANTHROPIC_API_KEY: "sk-local", PSYCHE_SERVER_URL: psyche.url, ...quiet },
+      project,
+    );
     t.equal(run.code, 0, `${run.out}\n${run.err}`);
     t.ok(run.out.trim().length > 0, "it printed the reply");
     t.ok((await turns("claude-code-%")) > before, "the turn was Psyche's, in the session's conversation");
-    const said = await psyche.db.pool.query("select m.content from messages m where m.conversation_id::text like 'claude-code-%' and m.content like '%ferntree%'");
+    const said = await psyche.db.pool.query(
+      "select m.content from messages m where m.conversation_id::text like 'claude-code-%' and m.content like '%ferntree%'",
+    );
     t.ok(said.rows.length > 0, "the recalled memory reached the prompt Psyche's model read");
     // What the turn leaves in memory is the user's question and the reply, not the context
     // Claude Code wraps around the question (memory/turn-memory.ts).
-    const kept = await until("the turn's memory", async () => {
-      const rows = await psyche.db.pool.query("select content from memories where source_kind = 'turn' and conversation_id like 'claude-code-%'");
-      return rows.rows.length ? (rows.rows as { content: string }[]) : undefined;
-    }, 30_000);
-    t.ok(kept.some((m) => m.content.includes("Where does the Quillon deploy key live?")), "the user's own words are kept");
-    t.notOk(kept.some((m) => m.content.includes("<system-reminder>")), "and none of the agent's reminders");
+    const kept = await until(
+      "the turn's memory",
+      async () => {
+        const rows = await psyche.db.pool.query(
+          "select content from memories where source_kind = 'turn' and conversation_id like 'claude-code-%'",
+        );
+        return rows.rows.length ? (rows.rows as { content: string }[]) : undefined;
+      },
+      30_000,
+    );
+    t.ok(
+      kept.some((m) => m.content.includes("Where does the Quillon deploy key live?")),
+      "the user's own words are kept",
+    );
+    t.notOk(
+      kept.some((m) => m.content.includes("<system-reminder>")),
+      "and none of the agent's reminders",
+    );
     const sessions = await psyche.db.pool.query("select agent, project, ended_at from agent_sessions where project = $1", [project]);
     t.equal(sessions.rows.length, 1, "one session, opened by the SessionStart hook");
     t.ok(sessions.rows[0]?.ended_at, "and closed by the SessionEnd hook");
@@ -89,7 +133,12 @@ t.test("each agent completes a turn on Psyche", async (t) => {
       `model = "gpt-5-codex"\nmodel_provider = "psyche"\ncheck_for_update_on_startup = false\n\n[analytics]\nenabled = false\n\n[model_providers.psyche]\nname = "Psyche"\nbase_url = "${psyche.url}/v1"\nwire_api = "responses"\n`,
     );
     const before = await turns("codex-%");
-    const run = await runAgent(bin("codex"), ["exec", "--skip-git-repo-check", "Say hello"], { HOME: home, CODEX_HOME: join(home, ".codex") }, join(home, "work"));
+    const run = await runAgent(
+      bin("codex"),
+      ["exec", "--skip-git-repo-check", "Say hello"],
+      { HOME: home, CODEX_HOME: join(home, ".codex") },
+      join(home, "work"),
+    );
     t.equal(run.code, 0, `${run.out}\n${run.err}`);
     t.ok(run.out.trim().length > 0, "it printed the reply");
     t.ok((await turns("codex-%")) > before, "the turn was Psyche's, in the conversation Codex's session-id header names");
@@ -102,12 +151,24 @@ t.test("each agent completes a turn on Psyche", async (t) => {
     const config = {
       autoupdate: false,
       share: "disabled",
-      provider: { psyche: { npm: "@ai-sdk/openai-compatible", name: "Psyche", options: { baseURL: `${psyche.url}/v1` }, models: { psyche: { name: "Psyche" } } } },
+      provider: {
+        psyche: {
+          npm: "@ai-sdk/openai-compatible",
+          name: "Psyche",
+          options: { baseURL: `${psyche.url}/v1` },
+          models: { psyche: { name: "Psyche" } },
+        },
+      },
       model: "psyche/psyche",
     };
     writeFileSync(join(home, ".config", "opencode", "opencode.json"), JSON.stringify(config));
     const before = await allTurns();
-    const run = await runAgent(bin("opencode"), ["run", "Say hello"], { HOME: home, OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1" }, join(home, "work"));
+    const run = await runAgent(
+      bin("opencode"),
+      ["run", "Say hello"],
+      { HOME: home, OPENCODE_DISABLE_AUTOUPDATE: "1", OPENCODE_DISABLE_MODELS_FETCH: "1", OPENCODE_DISABLE_LSP_DOWNLOAD: "1" },
+      join(home, "work"),
+    );
     t.equal(run.code, 0, `${run.out}\n${run.err}`);
     t.ok(run.out.trim().length > 0, "it printed the reply");
     t.ok((await allTurns()) > before, "the turn was Psyche's");
@@ -117,7 +178,12 @@ t.test("each agent completes a turn on Psyche", async (t) => {
     const home = t.testdir();
     mkdirSync(join(home, "work"));
     const before = await allTurns();
-    const run = await runAgent(bin("qwen"), ["-p", "Say hello"], { HOME: home, OPENAI_BASE_URL: `${psyche.url}/v1`, OPENAI_API_KEY: "sk-local", OPENAI_MODEL: "qwen3-coder-plus" }, join(home, "work"));
+    const run = await runAgent(
+      bin("qwen"),
+      ["-p", "Say hello"],
+      { HOME: home, OPENAI_BASE_URL: `${psyche.url}/v1`, OPENAI_API_KEY: "sk-local", OPENAI_MODEL: "qwen3-coder-plus" },
+      join(home, "work"),
+    );
     t.equal(run.code, 0, `${run.out}\n${run.err}`);
     t.ok(run.out.trim().length > 0, "it printed the reply");
     t.ok((await allTurns()) > before, "the turn was Psyche's");

@@ -22,7 +22,11 @@ function prose(tokens: number): { text: string; tokens: number } {
 }
 
 const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${psyche.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${psyche.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as any };
 };
 
@@ -49,15 +53,25 @@ t.test("a prompt past the context is refused up front in each API's shape, and n
   t.equal(chat.status, 400);
   t.equal(chat.body.error.code, "context_length_exceeded");
   t.equal(chat.body.error.param, "messages");
-  const [, max, said] = /maximum context length is (\d+) tokens\. However, your messages resulted in (\d+) tokens/.exec(chat.body.error.message) ?? [];
+  const [, max, said] =
+    /maximum context length is (\d+) tokens\. However, your messages resulted in (\d+) tokens/.exec(chat.body.error.message) ?? [];
   t.equal(Number(max), 32768, chat.body.error.message);
   t.ok(Number(said) >= p.tokens && Number(said) < p.tokens + 40, `N is the prompt's real count: ${said} for ${p.tokens}`);
 
-  const message = await post("/v1/messages", { model: "claude-sonnet-4-5", max_tokens: 32000, system: "You are a coding agent.", messages: [{ role: "user", content: p.text }] });
+  const message = await post("/v1/messages", {
+    model: "claude-sonnet-4-5",
+    max_tokens: 32000,
+    system: "You are a coding agent.",
+    messages: [{ role: "user", content: p.text }],
+  });
   t.equal(message.status, 400);
   t.equal(message.body.type, "error");
   t.equal(message.body.error.type, "invalid_request_error");
-  t.match(message.body.error.message, /^prompt is too long: \d+ tokens > 32768 maximum$/, "Anthropic's words, which Claude Code compacts on");
+  t.match(
+    message.body.error.message,
+    /^prompt is too long: \d+ tokens > 32768 maximum$/,
+    "Anthropic's words, which Claude Code compacts on",
+  );
 
   const response = await post("/v1/responses", { model: "gpt-5-codex", input: p.text });
   t.equal(response.status, 400);
@@ -66,7 +80,11 @@ t.test("a prompt past the context is refused up front in each API's shape, and n
   // A stored conversation counts whole: a short new message on a long transcript is refused too.
   const half = prose(18000);
   const headers = { "content-type": "application/json", "x-psyche-conversation": "context-limit-growing" };
-  const first = await fetch(`${psyche.url}/v1/chat/completions`, { method: "POST", headers, body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: half.text }], max_tokens: 4 }) });
+  const first = await fetch(`${psyche.url}/v1/chat/completions`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: half.text }], max_tokens: 4 }),
+  });
   t.equal(first.status, 200);
   const reply = ((await first.json()) as any).choices[0].message.content as string;
   const afterFirst = await writtenRows(psyche);
@@ -74,7 +92,15 @@ t.test("a prompt past the context is refused up front in each API's shape, and n
   const second = await fetch(`${psyche.url}/v1/chat/completions`, {
     method: "POST",
     headers,
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: half.text }, { role: "assistant", content: reply }, { role: "user", content: `And again: ${half.text}` }], max_tokens: 4 }),
+    body: JSON.stringify({
+      model: "psyche",
+      messages: [
+        { role: "user", content: half.text },
+        { role: "assistant", content: reply },
+        { role: "user", content: `And again: ${half.text}` },
+      ],
+      max_tokens: 4,
+    }),
   });
   t.equal(second.status, 400, "17,000 stored and 17,000 new do not fit 32,768");
   t.equal(((await second.json()) as any).error.code, "context_length_exceeded");

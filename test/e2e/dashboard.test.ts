@@ -15,7 +15,8 @@ import { until } from "../helpers/until.js";
 
 const chromium = process.env.PSYCHE_CHROMIUM ?? "/usr/bin/chromium";
 if (!existsSync(chromium)) {
-  if (process.env.PSYCHE_TEST_BROWSER === "required") throw new Error(`no browser at ${chromium}: install Debian's chromium (npm run test:browser does)`);
+  if (process.env.PSYCHE_TEST_BROWSER === "required")
+    throw new Error(`no browser at ${chromium}: install Debian's chromium (npm run test:browser does)`);
   t.plan(0, `no chromium at ${chromium}; npm run test:browser installs it and runs this test`);
   process.exit(0);
 }
@@ -23,9 +24,17 @@ if (!existsSync(chromium)) {
 const psyche = await startPsyche(t, { recallPromptTokens: 0 });
 const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${psyche.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  fetch(`${psyche.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 
-const browser: Browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+const browser: Browser = await puppeteer.launch({
+  executablePath: chromium,
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
 t.teardown(() => browser.close());
 
 /** A page that records every console error, uncaught exception and failed request. */
@@ -52,7 +61,14 @@ const pixelsOf = (page: Page, rgb: [number, number, number]) =>
     if (!canvas) return -1;
     const data = canvas.getContext("2d")!.getImageData(0, 0, canvas.width, canvas.height).data;
     let n = 0;
-    for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - rgb[0]) < 30 && Math.abs(data[i + 1]! - rgb[1]) < 30 && Math.abs(data[i + 2]! - rgb[2]) < 30 && data[i + 3]! > 200) n++;
+    for (let i = 0; i < data.length; i += 4)
+      if (
+        Math.abs(data[i]! - rgb[0]) < 30 &&
+        Math.abs(data[i + 1]! - rgb[1]) < 30 &&
+        Math.abs(data[i + 2]! - rgb[2]) < 30 &&
+        data[i + 3]! > 200
+      )
+        n++;
     return n;
   }, rgb);
 
@@ -61,10 +77,16 @@ t.test("a real server's inner life, drawn and live", async (t) => {
   for (const content of ["What a wonderful, happy day!", "I am so sad and tired.", "Tell me about the sea."]) {
     await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content }], max_tokens: 6 });
   }
-  await until("three mood changes", async () => ((await psyche.db.pool.query("select count(*)::int as n from emotion_log")).rows[0].n >= 3 ? true : undefined));
+  await until("three mood changes", async () =>
+    (await psyche.db.pool.query("select count(*)::int as n from emotion_log")).rows[0].n >= 3 ? true : undefined,
+  );
   const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 3000 });
   const jobId = ((await queued.json()) as any).data[0].id;
-  await until("the dream to start", async () => ((await psyche.db.pool.query("select 1 from dream_journal where job_id = $1 and status = 'dreaming'", [jobId])).rowCount ? true : undefined));
+  await until("the dream to start", async () =>
+    (await psyche.db.pool.query("select 1 from dream_journal where job_id = $1 and status = 'dreaming'", [jobId])).rowCount
+      ? true
+      : undefined,
+  );
 
   const { page, problems } = await openPage(psyche.url);
   await page.waitForSelector("#mood-chart canvas");
@@ -74,7 +96,11 @@ t.test("a real server's inner life, drawn and live", async (t) => {
   t.equal(await page.$eval("#state", (e) => e.textContent), "dreaming", "the state badge shows the dream");
   t.ok((await pixelsOf(page, [208, 96, 43])) > 20, "the valence line is drawn");
   t.ok((await pixelsOf(page, [43, 123, 208])) > 20, "the arousal line is drawn");
-  t.equal(await page.$$eval(".timeline .block", (b) => b.length), await page.$$eval("#journal li", (l) => l.length), "one timeline block per journal entry");
+  t.equal(
+    await page.$$eval(".timeline .block", (b) => b.length),
+    await page.$$eval("#journal li", (l) => l.length),
+    "one timeline block per journal entry",
+  );
 
   // Live, without a reload: a chat wakes the dream, and a stored memory appears.
   const pointsBefore = await page.$$eval('#events li[data-type="mood.changed"]', (l) => l.length);
@@ -83,8 +109,16 @@ t.test("a real server's inner life, drawn and live", async (t) => {
   await page.waitForSelector('#events li[data-type="dream.state"]');
   const res = await post("/v1/memories", { content: "The dashboard saw this memory arrive" });
   t.equal(res.status, 201);
-  await page.waitForFunction(() => Array.from(document.querySelectorAll("#memories li")).some((li) => li.textContent!.includes("The dashboard saw this memory arrive")), { timeout: 10_000 });
-  await page.waitForFunction((n) => document.querySelectorAll('#events li[data-type="mood.changed"]').length > n, { timeout: 20_000 }, pointsBefore);
+  await page.waitForFunction(
+    () =>
+      Array.from(document.querySelectorAll("#memories li")).some((li) => li.textContent!.includes("The dashboard saw this memory arrive")),
+    { timeout: 10_000 },
+  );
+  await page.waitForFunction(
+    (n) => document.querySelectorAll('#events li[data-type="mood.changed"]').length > n,
+    { timeout: 20_000 },
+    pointsBefore,
+  );
 
   // Click a journal entry: its text.
   await page.click("#journal li");
@@ -118,6 +152,9 @@ t.test("with an API key: the page asks for it and keeps it in the tab's session 
   const withoutKey = await fetch(`${guarded.url}/dream/status`);
   t.equal(withoutKey.status, 401, "the data stays behind the key");
   // The 401 before the key was typed is the page asking, not a failure of it.
-  t.same(problems.filter((p) => !p.includes("401")), []);
+  t.same(
+    problems.filter((p) => !p.includes("401")),
+    [],
+  );
   await page.close();
 });

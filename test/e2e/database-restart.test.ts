@@ -37,7 +37,15 @@ const startDb = async (port: string) => {
 let db = await startDb("0");
 const url = db.match[1]!;
 const port = new URL(url).port;
-const env = { ...quietEnv, DATABASE_URL: url, PSYCHE_POLL_MS: "100", PSYCHE_HEARTBEAT_MS: "500", PSYCHE_THREADS: "1", PSYCHE_MAX_TOKENS: "8000", PSYCHE_RECALL_PROMPT_TOKENS: "0" };
+const env = {
+  ...quietEnv,
+  DATABASE_URL: url,
+  PSYCHE_POLL_MS: "100",
+  PSYCHE_HEARTBEAT_MS: "500",
+  PSYCHE_THREADS: "1",
+  PSYCHE_MAX_TOKENS: "8000",
+  PSYCHE_RECALL_PROMPT_TOKENS: "0",
+};
 t.test("a turn streaming while the database restarts ends once it is back", async (t) => {
   t.equal((await runCli(["migrate"], env)).code, 0);
   const web = await startCli(["web", "--port", "0"], env, /listening on (http:\/\/\S+)/);
@@ -48,7 +56,13 @@ t.test("a turn streaming while the database restarts ends once it is back", asyn
   const res = await fetch(`${api}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "Tell me a very long story" }], max_tokens: 2000, stream: true, seed: 3 }),
+    body: JSON.stringify({
+      model: "psyche",
+      messages: [{ role: "user", content: "Tell me a very long story" }],
+      max_tokens: 2000,
+      stream: true,
+      seed: 3,
+    }),
   });
   t.equal(res.status, 200);
   const turnId = res.headers.get("x-psyche-turn")!;
@@ -76,33 +90,53 @@ t.test("a turn streaming while the database restarts ends once it is back", asyn
   const back = Date.now();
   const pool = createPool(url, 2);
   t.teardown(() => pool.end());
-  const row = async () => (await pool.query("select status, error, attempts, length(content) as chars from turns where id = $1", [turnId]).catch(() => ({ rows: [] as any[] }))).rows[0];
+  const row = async () =>
+    (
+      await pool
+        .query("select status, error, attempts, length(content) as chars from turns where id = $1", [turnId])
+        .catch(() => ({ rows: [] as any[] }))
+    ).rows[0];
   // What the fix controls: the worker takes the turn up again (a new attempt) or ends it once the
   // database answers; how long the rest of the story then takes is the machine's speed.
-  const resumed = await until("the interrupted turn to be taken up again", async () => {
-    const r = await row();
-    return r && (r.attempts >= 2 || !["queued", "running"].includes(r.status)) ? r : undefined;
-  }, 60_000).catch(async (err: Error) => {
+  const resumed = await until(
+    "the interrupted turn to be taken up again",
+    async () => {
+      const r = await row();
+      return r && (r.attempts >= 2 || !["queued", "running"].includes(r.status)) ? r : undefined;
+    },
+    60_000,
+  ).catch(async (err: Error) => {
     throw new Error(`${err.message}: ${JSON.stringify(await row())}`);
   });
   t.pass(`taken up again ${Date.now() - back} ms after the database came back: ${JSON.stringify(resumed)}`);
-  const ended = await until("the interrupted turn to end", async () => {
-    const r = await row();
-    return r && !["queued", "running"].includes(r.status) ? r : undefined;
-  }, 120_000);
-  t.ok((ended.status === "done" && ended.attempts >= 2) || (ended.status === "failed" && /\w/.test(ended.error ?? "")), `resumed (a second attempt), or failed with a message: ${JSON.stringify(ended)}`);
+  const ended = await until(
+    "the interrupted turn to end",
+    async () => {
+      const r = await row();
+      return r && !["queued", "running"].includes(r.status) ? r : undefined;
+    },
+    120_000,
+  );
+  t.ok(
+    (ended.status === "done" && ended.attempts >= 2) || (ended.status === "failed" && /\w/.test(ended.error ?? "")),
+    `resumed (a second attempt), or failed with a message: ${JSON.stringify(ended)}`,
+  );
   await rest;
   t.equal(inference.child.exitCode, null, "the inference worker lived on");
   t.equal(web.child.exitCode, null, "the web process lived on");
 
-  const next = await until("a new chat to be answered", async () => {
-    const r = await fetch(`${api}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "Are you there?" }], max_tokens: 8 }),
-    }).catch(() => undefined);
-    return r?.status === 200 ? ((await r.json()) as any) : undefined;
-  }, 60_000);
+  const next = await until(
+    "a new chat to be answered",
+    async () => {
+      const r = await fetch(`${api}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "Are you there?" }], max_tokens: 8 }),
+      }).catch(() => undefined);
+      return r?.status === 200 ? ((await r.json()) as any) : undefined;
+    },
+    60_000,
+  );
   t.equal(next.choices[0].finish_reason, "length");
   // Its stream, resumed from the turn's events, ends too.
   const replay = await fetch(`${api}/v1/turns/${turnId}/events?after=0`);

@@ -22,7 +22,13 @@ class SlowDreamer implements InferenceEngine {
       request.onText?.(word, 1);
       await new Promise((r) => setTimeout(r, 100));
     }
-    return { text, finishReason: request.signal?.aborted ? "cancelled" : "stop", promptTokens: 5, completionTokens: text.split(" ").length - 1, toolCalls: [] };
+    return {
+      text,
+      finishReason: request.signal?.aborted ? "cancelled" : "stop",
+      promptTokens: 5,
+      completionTokens: text.split(" ").length - 1,
+      toolCalls: [],
+    };
   }
   countTokens(text: string): number {
     return Math.ceil(text.length / 4);
@@ -34,13 +40,25 @@ const psyche = await startPsyche(t, { recallPromptTokens: 0, memoryTools: false 
 const pool = psyche.db.pool;
 
 t.test("a running dream's text reaches its journal entry before it ends", async (t) => {
-  const queued = await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "dream" }) });
+  const queued = await fetch(`${psyche.url}/dream/jobs`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ kind: "dream" }),
+  });
   t.equal(queued.status, 202);
-  const mid = await until("a checkpoint", async () => (await pool.query("select status, content, tokens from dream_journal where kind = 'dream' and content <> ''")).rows[0], 15_000);
+  const mid = await until(
+    "a checkpoint",
+    async () => (await pool.query("select status, content, tokens from dream_journal where kind = 'dream' and content <> ''")).rows[0],
+    15_000,
+  );
   t.equal(mid.status, "dreaming", "saved while it still runs");
   t.match(mid.content, /^cloud0 /);
   t.ok(mid.tokens > 0);
-  const done = await until("the dream's end", async () => (await pool.query("select status, content from dream_journal where kind = 'dream' and status <> 'dreaming'")).rows[0], 15_000);
+  const done = await until(
+    "the dream's end",
+    async () => (await pool.query("select status, content from dream_journal where kind = 'dream' and status <> 'dreaming'")).rows[0],
+    15_000,
+  );
   t.ok(done.content.startsWith(mid.content), "the end carries on from the checkpoint");
 });
 
@@ -56,5 +74,9 @@ t.test("a dead worker's entry is closed as failed with what it had dreamt", asyn
   const row = (await pool.query("select status, content, tokens from dream_journal where id = $1", [id])).rows[0];
   t.match(row, { status: "failed", content: "half a dream about", tokens: 4 });
   await checkpointDream(pool, id, "too late", 9);
-  t.equal((await pool.query("select content from dream_journal where id = $1", [id])).rows[0].content, "half a dream about", "a checkpoint never reopens a closed entry");
+  t.equal(
+    (await pool.query("select content from dream_journal where id = $1", [id])).rows[0].content,
+    "half a dream about",
+    "a checkpoint never reopens a closed entry",
+  );
 });

@@ -24,21 +24,37 @@ t.test("GET /dream/config: the defaults from the flags, nothing overridden", asy
   const res = await call("GET", "/dream/config");
   t.equal(res.status, 200);
   // The test helper starts with --dream-delay-seconds 0: nothing self-started.
-  t.match(res.body, { object: "dream.config", enabled: false, dream_delay_seconds: 300, dream_max_tokens: 512, dnd_max_seconds: 300, overridden: [] });
+  t.match(res.body, {
+    object: "dream.config",
+    enabled: false,
+    dream_delay_seconds: 300,
+    dream_max_tokens: 512,
+    dnd_max_seconds: 300,
+    overridden: [],
+  });
 });
 
 t.test("PATCH /dream/config: stored in the database, shown, and null puts a default back", async (t) => {
   const res = await call("PATCH", "/dream/config", { dream_delay_seconds: 600, dream_temperature: 0.8, idle_thoughts: false });
   t.equal(res.status, 200);
-  t.match(res.body, { dream_delay_seconds: 600, dream_temperature: 0.8, idle_thoughts: false, overridden: ["dream_delay_seconds", "dream_temperature", "idle_thoughts"] });
+  t.match(res.body, {
+    dream_delay_seconds: 600,
+    dream_temperature: 0.8,
+    idle_thoughts: false,
+    overridden: ["dream_delay_seconds", "dream_temperature", "idle_thoughts"],
+  });
   t.same(await stored(), { dream_delay_seconds: 600, dream_temperature: 0.8, idle_thoughts: false }, "the row holds exactly the changes");
   t.match((await call("GET", "/dream/config")).body, { dream_delay_seconds: 600 }, "GET reads it back");
   const view = await pool.query("select setting, value from dream_settings_changed");
-  t.same(view.rows, [
-    { setting: "dream_delay_seconds", value: 600 },
-    { setting: "dream_temperature", value: 0.8 },
-    { setting: "idle_thoughts", value: false },
-  ], "psql sees one row per changed setting");
+  t.same(
+    view.rows,
+    [
+      { setting: "dream_delay_seconds", value: 600 },
+      { setting: "dream_temperature", value: 0.8 },
+      { setting: "idle_thoughts", value: false },
+    ],
+    "psql sees one row per changed setting",
+  );
   const reset = await call("PATCH", "/dream/config", { dream_temperature: null });
   t.match(reset.body, { dream_temperature: 1.2, overridden: ["dream_delay_seconds", "idle_thoughts"] });
   t.same(await stored(), { dream_delay_seconds: 600, idle_thoughts: false });
@@ -95,9 +111,21 @@ t.test("do-not-disturb: a dream starts, a chat waits for it to finish instead of
     t.match(dnd.body, { object: "dream.dnd", reason: "memory consolidation", queue_position: 0, dream_job_id: String });
     const jobId = dnd.body.dream_job_id;
     await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
-    t.match((await call("GET", "/dream/status")).body, { state: "dreaming", kind: "dream", focus: "memory consolidation", can_interrupt: false, dnd_reason: "memory consolidation" });
-    const chat = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "are you there?" }], max_tokens: 4 });
-    await until("the chat to be queued", async () => ((await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined));
+    t.match((await call("GET", "/dream/status")).body, {
+      state: "dreaming",
+      kind: "dream",
+      focus: "memory consolidation",
+      can_interrupt: false,
+      dnd_reason: "memory consolidation",
+    });
+    const chat = client.chat.completions.create({
+      model: "psyche",
+      messages: [{ role: "user", content: "are you there?" }],
+      max_tokens: 4,
+    });
+    await until("the chat to be queued", async () =>
+      (await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined,
+    );
     const valid = await dreaming(jobId);
     t.equal((await chat).choices[0]!.finish_reason, "length", "the chat completed after waiting");
     await call("DELETE", "/dream/dnd");
@@ -129,7 +157,10 @@ t.test("do-not-disturb ends at its time: a waiting chat wakes the dream then", a
     t.equal(row.status, "interrupted", "woken when do-not-disturb ended");
     t.ok(row.ended_at.getTime() >= until_ - 50, "not before do-not-disturb ended");
     // The wake latency runs from the chat's arrival, so it holds the wait for do-not-disturb too.
-    t.ok(row.wake_latency_ms >= until_ - sentAt - 250, `wake latency ${row.wake_latency_ms} ms counts from the chat's arrival (${until_ - sentAt} ms before do-not-disturb ended)`);
+    t.ok(
+      row.wake_latency_ms >= until_ - sentAt - 250,
+      `wake latency ${row.wake_latency_ms} ms counts from the chat's arrival (${until_ - sentAt} ms before do-not-disturb ended)`,
+    );
     t.ok(row.tokens < 8192);
     break;
   }
@@ -141,7 +172,9 @@ t.test("DELETE /dream/dnd: a waiting chat wakes the dream at once", async (t) =>
     const jobId = dnd.body.dream_job_id;
     await until("the dream to start", async () => ((await journal(jobId))?.status === "dreaming" ? true : undefined));
     const chat = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hello" }], max_tokens: 4 });
-    await until("the chat to be queued", async () => ((await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined));
+    await until("the chat to be queued", async () =>
+      (await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined,
+    );
     const valid = await dreaming(jobId);
     const ended = await call("DELETE", "/dream/dnd");
     t.equal((await chat).choices[0]!.finish_reason, "length");

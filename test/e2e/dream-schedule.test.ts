@@ -10,9 +10,18 @@ import { putBack, waitingAbove } from "../../src/db/sql/pgboss-jobs.js";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test("quiet, it dreams; a chat wakes it; the cooldown keeps it from dreaming again", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0, dreamDelaySeconds: 1, wakeLockSeconds: 1, dreamCooldownSeconds: 3600, dreamMaxTokens: 3000 });
+  const psyche = await startPsyche(t, {
+    recallPromptTokens: 0,
+    dreamDelaySeconds: 1,
+    wakeLockSeconds: 1,
+    dreamCooldownSeconds: 3600,
+    dreamMaxTokens: 3000,
+  });
   const pool = psyche.db.pool;
-  const dreaming = await until("a dream to start by itself", async () => (await pool.query("select id, job_id from dream_journal where status = 'dreaming'")).rows[0]);
+  const dreaming = await until(
+    "a dream to start by itself",
+    async () => (await pool.query("select id, job_id from dream_journal where status = 'dreaming'")).rows[0],
+  );
   const job = await pool.query("select priority, data from pgboss.job where id = $1", [dreaming.job_id]);
   t.match(job.rows[0], { priority: 20, data: { kind: "dream", maxTokens: 3000 } });
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
@@ -28,7 +37,14 @@ t.test("quiet, it dreams; a chat wakes it; the cooldown keeps it from dreaming a
 });
 
 t.test("no dream within the delay after a request; one after it; the time budget ends a dream as done", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0, dreamDelaySeconds: 2, wakeLockSeconds: 1, dreamCooldownSeconds: 0, dreamMaxTokens: 3000, dreamMaxSeconds: 1 });
+  const psyche = await startPsyche(t, {
+    recallPromptTokens: 0,
+    dreamDelaySeconds: 2,
+    wakeLockSeconds: 1,
+    dreamCooldownSeconds: 0,
+    dreamMaxTokens: 3000,
+    dreamMaxSeconds: 1,
+  });
   const pool = psyche.db.pool;
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
   // Keep it awake past start-up, then go quiet.
@@ -36,10 +52,15 @@ t.test("no dream within the delay after a request; one after it; the time budget
   const quietFrom = Date.now();
   await sleep(1000);
   t.equal((await pool.query("select count(*)::int as n from dream_journal")).rows[0].n, 0, "nothing within the delay");
-  const first = await until("a dream after the delay", async () => (await pool.query("select id, started_at from dream_journal order by started_at limit 1")).rows[0]);
+  const first = await until(
+    "a dream after the delay",
+    async () => (await pool.query("select id, started_at from dream_journal order by started_at limit 1")).rows[0],
+  );
   t.ok(first.started_at.getTime() - quietFrom >= 1900, "it waited for the delay");
   const ended = await until("the time budget", async () => {
-    const r = (await pool.query("select status, was_interrupted, tokens, ended_at - started_at as took from dream_journal where id = $1", [first.id])).rows[0];
+    const r = (
+      await pool.query("select status, was_interrupted, tokens, ended_at - started_at as took from dream_journal where id = $1", [first.id])
+    ).rows[0];
     return r.status === "dreaming" ? undefined : r;
   });
   t.match(ended, { status: "done", was_interrupted: false });
@@ -47,14 +68,27 @@ t.test("no dream within the delay after a request; one after it; the time budget
 });
 
 t.test("the wake lock: no dream within it of a request, even past the dream delay", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0, dreamDelaySeconds: 1, wakeLockSeconds: 3, dreamCooldownSeconds: 0, dreamMaxTokens: 16 });
+  const psyche = await startPsyche(t, {
+    recallPromptTokens: 0,
+    dreamDelaySeconds: 1,
+    wakeLockSeconds: 3,
+    dreamCooldownSeconds: 0,
+    dreamMaxTokens: 16,
+  });
   const pool = psyche.db.pool;
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
   await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
   const finished = (await pool.query("select finished_at from turns order by created_at desc limit 1")).rows[0].finished_at as Date;
   await sleep(2000);
-  t.equal((await pool.query("select count(*)::int as n from dream_journal where started_at > $1", [finished])).rows[0].n, 0, "past the delay, inside the lock: no dream");
-  const dream = await until("a dream after the lock", async () => (await pool.query("select started_at from dream_journal where started_at > $1", [finished])).rows[0]);
+  t.equal(
+    (await pool.query("select count(*)::int as n from dream_journal where started_at > $1", [finished])).rows[0].n,
+    0,
+    "past the delay, inside the lock: no dream",
+  );
+  const dream = await until(
+    "a dream after the lock",
+    async () => (await pool.query("select started_at from dream_journal where started_at > $1", [finished])).rows[0],
+  );
   t.ok(dream.started_at.getTime() - finished.getTime() >= 2900, "it waited out the lock");
 });
 
@@ -69,7 +103,10 @@ t.test("an idle thought: once per quiet spell in an open conversation (a client-
   t.equal(patched.status, 200);
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
   // A client-chosen id, not a UUID: the idle-thought job must take it as the chat API does.
-  await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "Tell me about the sea" }], max_tokens: 4 }, { headers: { "X-Psyche-Conversation": "conv-1" } });
+  await client.chat.completions.create(
+    { model: "psyche", messages: [{ role: "user", content: "Tell me about the sea" }], max_tokens: 4 },
+    { headers: { "X-Psyche-Conversation": "conv-1" } },
+  );
   const turn = (await pool.query("select id, conversation_id, finished_at from turns order by created_at desc limit 1")).rows[0];
   t.equal(turn.conversation_id, "conv-1");
   const thought = await until("an idle thought", async () => (await pool.query("select * from dream_journal where kind = 'idle'")).rows[0]);
@@ -77,12 +114,27 @@ t.test("an idle thought: once per quiet spell in an open conversation (a client-
   t.ok(thought.started_at.getTime() - turn.finished_at.getTime() >= 900, "after the idle delay");
   const job = await pool.query("select priority, data from pgboss.job where id = $1", [thought.job_id]);
   t.match(job.rows[0], { priority: 30, data: { kind: "idle", conversationId: turn.conversation_id, maxTokens: 64 } });
-  const fromTurns = (await pool.query("select id from memories where source_kind = 'turn' and source_id = $1", [turn.id])).rows.map((r) => r.id);
-  t.ok(thought.seed_memory_ids.every((id: string) => fromTurns.includes(id)), "it turns over the conversation's own memories");
-  await until("the thought to end", async () => ((await pool.query("select status from dream_journal where id = $1", [thought.id])).rows[0].status !== "dreaming" ? true : undefined));
+  const fromTurns = (await pool.query("select id from memories where source_kind = 'turn' and source_id = $1", [turn.id])).rows.map(
+    (r) => r.id,
+  );
+  t.ok(
+    thought.seed_memory_ids.every((id: string) => fromTurns.includes(id)),
+    "it turns over the conversation's own memories",
+  );
+  await until("the thought to end", async () =>
+    (await pool.query("select status from dream_journal where id = $1", [thought.id])).rows[0].status !== "dreaming" ? true : undefined,
+  );
   await sleep(2000);
-  t.equal((await pool.query("select count(*)::int as n from dream_journal")).rows[0].n, 1, "one thought per quiet spell, and no dream before the dream delay");
-  t.match((await pool.query("select status from dream_journal where id = $1", [thought.id])).rows[0], { status: /^(done|interrupted)$/ }, "the thought ran");
+  t.equal(
+    (await pool.query("select count(*)::int as n from dream_journal")).rows[0].n,
+    1,
+    "one thought per quiet spell, and no dream before the dream delay",
+  );
+  t.match(
+    (await pool.query("select status from dream_journal where id = $1", [thought.id])).rows[0],
+    { status: /^(done|interrupted)$/ },
+    "the thought ran",
+  );
   const failed = await pool.query("select count(*)::int as n from pgboss.job where name = 'psyche-inference' and state = 'failed'");
   t.equal(failed.rows[0].n, 0, "no job failed on the named conversation");
 });
@@ -93,20 +145,31 @@ t.test("no dream while a chat waits: a queued chat runs before a queued dream; a
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
   // A long chat keeps the worker busy while the queue is arranged.
   const long = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "a long story" }], max_tokens: 3000 });
-  await until("the long chat to run", async () => ((await pool.query("select 1 from turns where status = 'running'")).rows[0] ? true : undefined));
-  const dreamId = await psyche.db.boss.send(INFERENCE_QUEUE, { kind: "dream", focus: null, maxTokens: 16 }, { priority: Priority.dream, retryLimit: 0 });
+  await until("the long chat to run", async () =>
+    (await pool.query("select 1 from turns where status = 'running'")).rows[0] ? true : undefined,
+  );
+  const dreamId = await psyche.db.boss.send(
+    INFERENCE_QUEUE,
+    { kind: "dream", focus: null, maxTokens: 16 },
+    { priority: Priority.dream, retryLimit: 0 },
+  );
   // Take the dream as the worker would, then let a chat arrive: it outranks the dream, which goes back.
   const [fetched] = await psyche.db.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: 1, priority: true });
   t.equal(fetched?.id, dreamId, "the dream was the next job");
   t.notOk(await waitingAbove(pool, INFERENCE_QUEUE, Priority.dream), "nothing outranks it yet");
   const waiting = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "me first" }], max_tokens: 4 });
-  await until("the second chat to be queued", async () => ((await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined));
+  await until("the second chat to be queued", async () =>
+    (await pool.query("select 1 from turns where status = 'queued'")).rows[0] ? true : undefined,
+  );
   t.ok(await waitingAbove(pool, INFERENCE_QUEUE, Priority.dream), "a waiting chat outranks it");
   await putBack(pool, INFERENCE_QUEUE, dreamId!);
   t.equal((await pool.query("select state::text from pgboss.job where id = $1", [dreamId])).rows[0].state, "created", "back in the queue");
   await long;
   await waiting;
-  const dream = await until("the dream", async () => (await pool.query("select * from dream_journal where job_id = $1 and status <> 'dreaming'", [dreamId])).rows[0]);
+  const dream = await until(
+    "the dream",
+    async () => (await pool.query("select * from dream_journal where job_id = $1 and status <> 'dreaming'", [dreamId])).rows[0],
+  );
   const second = (await pool.query("select finished_at from turns order by created_at desc limit 1")).rows[0];
   t.ok(dream.started_at.getTime() >= second.finished_at.getTime(), "the dream started after the waiting chat finished");
   t.equal(dream.status, "done", "and was not woken");

@@ -10,7 +10,11 @@ import { startPsyche } from "../helpers/psyche.js";
 const psyche = await startPsyche(t, { recallPromptTokens: 0 });
 const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
 const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${psyche.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${psyche.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as any };
 };
 const journal = async (jobId: string) => (await psyche.db.pool.query("select * from dream_journal where job_id = $1", [jobId])).rows[0];
@@ -25,7 +29,9 @@ t.test("a reverie that says nothing still finishes: significance 0, no affect, i
     return r?.significance !== null && r?.significance !== undefined ? r : undefined;
   });
   t.match(row, { status: "done", content: "", significance: 0, valence: null, arousal: null });
-  const finished = await psyche.db.pool.query("select data from events where type = 'reverie.finished' and data->>'journal_id' = $1", [row.id]);
+  const finished = await psyche.db.pool.query("select data from events where type = 'reverie.finished' and data->>'journal_id' = $1", [
+    row.id,
+  ]);
   t.match(finished.rows, [{ data: { became_memory: false, significance: 0 } }], "one reverie.finished event");
   const moved = await psyche.db.pool.query("select count(*)::int as n from emotion_log where cause = 'dream' and source_id = $1", [row.id]);
   t.equal(moved.rows[0].n, 0, "the mood is left alone");
@@ -45,7 +51,10 @@ t.test("a dream runs to its budget and is journaled; it moves the mood", async (
   t.equal(row.seed_memory_ids.length, 1, "seeded with the one memory there is");
   const scored = await until("the dream's significance", async () => (await journal(id))?.significance ?? undefined);
   t.type(scored, "number");
-  const mood = await until("the dream's mood change", async () => (await psyche.db.pool.query("select 1 from emotion_log where cause = 'dream' and source_id = $1", [row.id])).rows[0]);
+  const mood = await until(
+    "the dream's mood change",
+    async () => (await psyche.db.pool.query("select 1 from emotion_log where cause = 'dream' and source_id = $1", [row.id])).rows[0],
+  );
   t.ok(mood);
   const listed = (await (await fetch(`${psyche.url}/dream/journal?limit=5`)).json()) as any;
   t.equal(listed.data[0].id, row.id);
@@ -78,7 +87,7 @@ t.test("a chat wakes a dream at its next token; the partial dream is kept; the c
 });
 
 t.test("status follows the dream; POST /dream/wake wakes it", async (t) => {
-  const status = async () => ((await (await fetch(`${psyche.url}/dream/status`)).json()) as any);
+  const status = async () => (await (await fetch(`${psyche.url}/dream/status`)).json()) as any;
   t.equal((await status()).state, "awake", "a chat just ended");
   const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 3000, focus: "sunflowers" });
   const id = queued.body.data[0].id;
@@ -103,31 +112,56 @@ t.test("the journal views", async (t) => {
   const days = await q("select dreams, interrupted from dreams_per_day");
   t.ok(days[0].dreams >= 3 && days[0].interrupted >= 2);
   const [seed] = await q("select id from memories where content like 'The garden%'");
-  await psyche.mem.memory.remember({ kind: "insight", content: "Summers in the garden make me glad", sourceKind: "dream", citations: [seed.id] });
+  await psyche.mem.memory.remember({
+    kind: "insight",
+    content: "Summers in the garden make me glad",
+    sourceKind: "dream",
+    citations: [seed.id],
+  });
   const insights = await q("select insight, source from insights_with_sources where insight like 'Summers%'");
   t.same(insights, [{ insight: "Summers in the garden make me glad", source: "The garden was full of sunflowers this summer" }]);
 });
 
 t.test("bad dream requests: OpenAI's error shape, nothing queued", async (t) => {
-  const before = (await psyche.db.pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")).rows[0].n;
-  for (const body of [{ kind: "nap" }, { kind: "dream", count: 0 }, { kind: "dream", count: 21 }, { kind: "dream", max_tokens: -1 }, { kind: "dream", extra: 1 }]) {
+  const before = (
+    await psyche.db.pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")
+  ).rows[0].n;
+  for (const body of [
+    { kind: "nap" },
+    { kind: "dream", count: 0 },
+    { kind: "dream", count: 21 },
+    { kind: "dream", max_tokens: -1 },
+    { kind: "dream", extra: 1 },
+  ]) {
     const res = await post("/dream/jobs", body);
     t.equal(res.status, 400, JSON.stringify(body));
     t.match(res.body.error, { type: "invalid_request_error", message: String });
   }
   t.equal((await fetch(`${psyche.url}/dream/journal?limit=0`)).status, 400);
-  t.equal((await psyche.db.pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")).rows[0].n, before);
+  t.equal(
+    (await psyche.db.pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")).rows[0]
+      .n,
+    before,
+  );
 });
 
 t.test("a dead worker's open journal entry is closed, and its job, so dreaming can go on", async (t) => {
   const pool = psyche.db.pool;
   const dead = "00000000-0000-4000-8000-00000000dead";
   await pool.query("insert into inference_workers (id, host, pid, model, stopped_at) values ($1, 'elsewhere', 1, 'tiny', now())", [dead]);
-  const jobId = await psyche.db.boss.send("psyche-inference", { kind: "dream", focus: null, maxTokens: 16 }, { priority: 20, retryLimit: 0, startAfter: 3600 });
+  const jobId = await psyche.db.boss.send(
+    "psyche-inference",
+    { kind: "dream", focus: null, maxTokens: 16 },
+    { priority: 20, retryLimit: 0, startAfter: 3600 },
+  );
   await pool.query("update pgboss.job set state = 'active', started_on = now() where id = $1", [jobId]);
   const entry = "00000000-0000-4000-8000-0000000000e1";
   await pool.query("insert into dream_journal (id, job_id, model, worker_id) values ($1, $2, 'tiny', $3)", [entry, jobId, dead]);
-  t.match((await (await fetch(`${psyche.url}/dream/status`)).json()) as any, { state: "dreaming", dream_id: entry }, "it looks like a dream");
+  t.match(
+    (await (await fetch(`${psyche.url}/dream/status`)).json()) as any,
+    { state: "dreaming", dream_id: entry },
+    "it looks like a dream",
+  );
   const closed = await until("the entry to be closed", async () => {
     const r = (await pool.query("select status, error from dream_journal where id = $1", [entry])).rows[0];
     return r.status === "dreaming" ? undefined : r;

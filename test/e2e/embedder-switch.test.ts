@@ -10,7 +10,10 @@ import { startPsyche } from "../helpers/psyche.js";
 import { serverDir } from "../helpers/testdir.js";
 
 const dir = serverDir(t);
-const facts = Array.from({ length: 40 }, (_, i) => `Fact number ${i}: the ${["red", "green", "blue", "gold"][i % 4]} box holds ${i * 3} marbles`);
+const facts = Array.from(
+  { length: 40 },
+  (_, i) => `Fact number ${i}: the ${["red", "green", "blue", "gold"][i % 4]} box holds ${i * 3} marbles`,
+);
 
 t.test("memories made with the built-in embedder", async (t) => {
   const psyche = await startPsyche(t, { dataDir: dir, embeddingModel: "builtin" });

@@ -21,7 +21,16 @@ const rows = async () =>
 
 /** Hostile text: SQL and path fragments, control characters, long runs, odd Unicode. */
 const hostileString = fc.oneof(
-  fc.constantFrom("'; drop table memories; --", "../../etc/passwd", "%00", "\u0000", "${process.exit()}", "<script>", "\\u0000", "🙂".repeat(3000)),
+  fc.constantFrom(
+    "'; drop table memories; --",
+    "../../etc/passwd",
+    "%00",
+    "\u0000",
+    "${process.exit()}",
+    "<script>",
+    "\\u0000",
+    "🙂".repeat(3000),
+  ),
   fc.string({ maxLength: 50 }),
   fc.string({ unit: "binary", maxLength: 50 }),
 );
@@ -64,11 +73,31 @@ const routes: Route[] = [
     method: "POST",
     path: "/v1/responses",
     valid: { model: "psyche", input: "hi", max_output_tokens: 2 },
-    fields: { model: "string", input: "text or list", max_output_tokens: "number", temperature: "number", stream: "boolean", tools: "array", previous_response_id: "string", instructions: "string", text: "object" },
+    fields: {
+      model: "string",
+      input: "text or list",
+      max_output_tokens: "number",
+      temperature: "number",
+      stream: "boolean",
+      tools: "array",
+      previous_response_id: "string",
+      instructions: "string",
+      text: "object",
+    },
     nullable: ["max_output_tokens", "temperature", "stream", "tools", "previous_response_id", "instructions", "text"],
   },
-  { method: "POST", path: "/v1/memories", valid: { content: "a memory" }, fields: { content: "string", importance: "number", tags: "array", citations: "array", conversation_id: "string", kind: "string" } },
-  { method: "POST", path: "/v1/embeddings", valid: { model: "psyche", input: "hello" }, fields: { model: "string", input: "text or list", dimensions: "number" } },
+  {
+    method: "POST",
+    path: "/v1/memories",
+    valid: { content: "a memory" },
+    fields: { content: "string", importance: "number", tags: "array", citations: "array", conversation_id: "string", kind: "string" },
+  },
+  {
+    method: "POST",
+    path: "/v1/embeddings",
+    valid: { model: "psyche", input: "hello" },
+    fields: { model: "string", input: "text or list", dimensions: "number" },
+  },
   {
     method: "PATCH",
     path: "/dream/config",
@@ -77,11 +106,26 @@ const routes: Route[] = [
     nullable: ["dream_delay_seconds", "idle_thoughts", "dream_temperature"],
   },
   { method: "POST", path: "/dream/dnd", valid: { duration_seconds: 10 }, fields: { duration_seconds: "number", reason: "string" } },
-  { method: "POST", path: "/dream/jobs", valid: { kind: "reflect" }, fields: { kind: "string", count: "number", max_tokens: "number", focus: "string" } },
-  { method: "POST", path: "/v1/presence", valid: { client_id: "0b9e6f1c-5f4e-4a8e-9d52-3b1c2f7a8e10", name: "fuzz" }, fields: { client_id: "string", name: "string" } },
+  {
+    method: "POST",
+    path: "/dream/jobs",
+    valid: { kind: "reflect" },
+    fields: { kind: "string", count: "number", max_tokens: "number", focus: "string" },
+  },
+  {
+    method: "POST",
+    path: "/v1/presence",
+    valid: { client_id: "0b9e6f1c-5f4e-4a8e-9d52-3b1c2f7a8e10", name: "fuzz" },
+    fields: { client_id: "string", name: "string" },
+  },
 ];
 
-async function send(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+async function send(
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any }> {
   const res = await fetch(`${psyche.url}${path}`, { method, headers: { "content-type": "application/json", ...headers }, body });
   const text = await res.text();
   let json: any;
@@ -108,13 +152,28 @@ t.test("bodies: one field of a wrong type, unknown fields, deep nesting", async 
       fc.asyncProperty(
         field.chain((f) => {
           const nullable = route.nullable?.includes(f) ?? false;
-          return fc.tuple(fc.constant(f), route.fields[f] === "number" ? fc.oneof(wrong("number", nullable), fc.constantFrom(-1, 1e12, 1e308, -1e308)) : wrong(route.fields[f]!, nullable));
+          return fc.tuple(
+            fc.constant(f),
+            route.fields[f] === "number"
+              ? fc.oneof(wrong("number", nullable), fc.constantFrom(-1, 1e12, 1e308, -1e308))
+              : wrong(route.fields[f]!, nullable),
+          );
         }),
         async ([f, value]) => {
           // A number that happens to be in range is not hostile for a number field; nor is a
           // positive whole reply budget, however large: it is clamped to --max-tokens.
-          if (typeof value === "number" && route.fields[f] === "number" && value >= 0 && value <= 1 && f !== "max_tokens" && f !== "max_output_tokens" && f !== "count") return;
-          if ((f === "max_tokens" || f === "max_output_tokens") && typeof value === "number" && Number.isInteger(value) && value > 0) return;
+          if (
+            typeof value === "number" &&
+            route.fields[f] === "number" &&
+            value >= 0 &&
+            value <= 1 &&
+            f !== "max_tokens" &&
+            f !== "max_output_tokens" &&
+            f !== "count"
+          )
+            return;
+          if ((f === "max_tokens" || f === "max_output_tokens") && typeof value === "number" && Number.isInteger(value) && value > 0)
+            return;
           cases++;
           const r = await send(route.method, route.path, JSON.stringify({ ...route.valid, [f]: value }));
           refused(t, `${route.method} ${route.path} ${f}=${JSON.stringify(value)?.slice(0, 60)}`, r);
@@ -125,7 +184,11 @@ t.test("bodies: one field of a wrong type, unknown fields, deep nesting", async 
     // Strict bodies refuse fields they do not know; the model APIs ignore and name them
     // (test/e2e/chat-parameters.test.ts), so they are not fuzzed for it here.
     if (route.path !== "/v1/embeddings" && route.path !== "/v1/chat/completions" && route.path !== "/v1/responses") {
-      refused(t, `${route.path} unknown field`, await send(route.method, route.path, JSON.stringify({ ...route.valid, "; drop table x": 1 })));
+      refused(
+        t,
+        `${route.path} unknown field`,
+        await send(route.method, route.path, JSON.stringify({ ...route.valid, "; drop table x": 1 })),
+      );
     }
   }
   t.ok(cases > 100, `${cases} hostile bodies`);
@@ -158,7 +221,14 @@ t.test("query strings and ids: negative k, huge numbers, fragments, unknown ids"
       if (!validK) refused(t, `search k=${v}`, await send("GET", `/v1/memories/search?q=x&k=${q}`));
       refused(t, `journal limit=${v}`, await send("GET", `/dream/journal?limit=${q === "" ? "-1" : q}&before=${q}`));
       refused(t, `mood limit=${v}`, await send("GET", `/v1/mood?limit=${q === "" ? "-1" : q}x`));
-      for (const path of [`/v1/memories/${q || "x"}`, `/v1/turns/${q || "x"}`, `/v1/responses/${q || "x"}`, `/v1/responses/${q || "x"}/input_items`, `/dream/jobs/${q || "x"}`, `/v1/models/${q || "x"}`]) {
+      for (const path of [
+        `/v1/memories/${q || "x"}`,
+        `/v1/turns/${q || "x"}`,
+        `/v1/responses/${q || "x"}`,
+        `/v1/responses/${q || "x"}/input_items`,
+        `/dream/jobs/${q || "x"}`,
+        `/v1/models/${q || "x"}`,
+      ]) {
         const r = await send("GET", path);
         if (r.status === 404 && r.json?.error) continue; // unknown ids, in the error shape
         refused(t, `GET ${path}`, r);
@@ -177,9 +247,19 @@ t.test("query strings and ids: negative k, huge numbers, fragments, unknown ids"
 t.test("headers: a hostile conversation id, a hostile content type", async (t) => {
   const before = await rows();
   await fc.assert(
-    fc.asyncProperty(fc.oneof(fc.constantFrom("../x", "a b", "x".repeat(200), "'; drop", "é"), fc.string({ minLength: 1, maxLength: 20 }).filter((s) => !/^[A-Za-z0-9._:@-]{1,128}$/.test(s) && /^[\x21-\x7e]+$/.test(s))), async (id) => {
-      refused(t, `conversation ${id}`, await send("POST", "/v1/chat/completions", JSON.stringify(routes[0]!.valid), { "x-psyche-conversation": id }));
-    }),
+    fc.asyncProperty(
+      fc.oneof(
+        fc.constantFrom("../x", "a b", "x".repeat(200), "'; drop", "é"),
+        fc.string({ minLength: 1, maxLength: 20 }).filter((s) => !/^[A-Za-z0-9._:@-]{1,128}$/.test(s) && /^[\x21-\x7e]+$/.test(s)),
+      ),
+      async (id) => {
+        refused(
+          t,
+          `conversation ${id}`,
+          await send("POST", "/v1/chat/completions", JSON.stringify(routes[0]!.valid), { "x-psyche-conversation": id }),
+        );
+      },
+    ),
     { numRuns: 30, seed: 11 },
   );
   t.same(await rows(), before, "nothing written");
@@ -189,14 +269,25 @@ t.test("MCP: hostile JSON-RPC gets a JSON-RPC error (or an isError result), neve
   const before = await rows();
   const body = fc.oneof(
     wrong("object").map((v) => JSON.stringify(v)),
-    fc.record({ jsonrpc: fc.constant("2.0"), id: fc.integer(), method: hostileString, params: fc.jsonValue() }).map((v) => JSON.stringify(v)),
-    fc.record({ jsonrpc: fc.constant("2.0"), id: fc.integer(), method: fc.constant("tools/call"), params: fc.record({ name: hostileString, arguments: fc.jsonValue() }) }).map((v) => JSON.stringify(v)),
+    fc
+      .record({ jsonrpc: fc.constant("2.0"), id: fc.integer(), method: hostileString, params: fc.jsonValue() })
+      .map((v) => JSON.stringify(v)),
+    fc
+      .record({
+        jsonrpc: fc.constant("2.0"),
+        id: fc.integer(),
+        method: fc.constant("tools/call"),
+        params: fc.record({ name: hostileString, arguments: fc.jsonValue() }),
+      })
+      .map((v) => JSON.stringify(v)),
     fc.uint8Array({ minLength: 1, maxLength: 100 }).map((b) => Buffer.from(b).toString("latin1")),
   );
   await fc.assert(
     fc.asyncProperty(body, async (b) => {
       const r = await send("POST", "/mcp", b, { accept: "application/json, text/event-stream" });
-      const answered = r.status < 500 && (r.status >= 400 ? r.json?.error !== undefined : r.json?.error !== undefined || r.json?.result?.isError === true || r.json === "");
+      const answered =
+        r.status < 500 &&
+        (r.status >= 400 ? r.json?.error !== undefined : r.json?.error !== undefined || r.json?.result?.isError === true || r.json === "");
       if (!answered) t.fail(`POST /mcp ${b.slice(0, 60)}: ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
     }),
     { numRuns: 60, seed: 5 },

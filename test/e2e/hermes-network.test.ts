@@ -46,7 +46,9 @@ t.teardown(() => {
 const proxied = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
 
 t.test("a stream cut mid-reply, the server away 1.5 s: Hermes waits, resumes, and prints the whole stored reply once", async (t) => {
-  const run = await runHermes(["--server", proxied, "-p", "Tell me a long story", "--max-tokens", "1000", "--seed", "3"], { cwd: serverDir(t) });
+  const run = await runHermes(["--server", proxied, "-p", "Tell me a long story", "--max-tokens", "1000", "--seed", "3"], {
+    cwd: serverDir(t),
+  });
   t.equal(run.code, 0, run.stderr);
   t.ok(cutAt, "the proxy cut the stream");
   t.match(run.stderr, /the stream dropped; reconnecting\n(.|\n)*reconnected/);

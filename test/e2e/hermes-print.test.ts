@@ -23,20 +23,48 @@ writeFileSync(join(dir, "secret.txt"), "do not read\n");
 symlinkSync(join(dir, "secret.txt"), join(workspace, "escape.txt"));
 
 const messages = async (pool: any, conversation: string) =>
-  (await pool.query("select role, content, tool_calls, tool_call_id from messages where conversation_id = $1 and superseded_at is null order by position", [conversation])).rows;
+  (
+    await pool.query(
+      "select role, content, tool_calls, tool_call_id from messages where conversation_id = $1 and superseded_at is null order by position",
+      [conversation],
+    )
+  ).rows;
 
 t.test("the tiny model, forced to call list_directory: the tool runs here and its result reaches the model", async (t) => {
   const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const run = await runHermes(["--server", psyche.url, "-p", "What is in this workspace?", "--tool-choice", "list_directory", "--seed", "1", "--max-tokens", "300", "--no-idle"], { cwd: workspace });
+  const run = await runHermes(
+    [
+      "--server",
+      psyche.url,
+      "-p",
+      "What is in this workspace?",
+      "--tool-choice",
+      "list_directory",
+      "--seed",
+      "1",
+      "--max-tokens",
+      "300",
+      "--no-idle",
+    ],
+    { cwd: workspace },
+  );
   t.equal(run.code, 0, run.stderr);
   const conversation = /conversation (hermes-[0-9a-f-]+)/.exec(run.stderr)?.[1];
   t.ok(conversation, "a new conversation, its id printed");
   t.match(run.stderr, /tool list_directory \{.*\} (ok|failed) \(\d+ ms\)/, "the tool's activity on stderr");
   const stored = await messages(psyche.db.pool, conversation!);
-  t.same(stored.map((m: any) => m.role), ["user", "assistant", "tool", "assistant"], "asked, called, answered, replied");
+  t.same(
+    stored.map((m: any) => m.role),
+    ["user", "assistant", "tool", "assistant"],
+    "asked, called, answered, replied",
+  );
   const call = stored[1].tool_calls[0];
   t.equal(call.name, "list_directory");
-  const expected = await new LocalTools(new Workspace(workspace), { confirm: async () => false, bashTimeoutMs: 1000, bashOutputChars: 100 }).run(call.name, call.arguments);
+  const expected = await new LocalTools(new Workspace(workspace), {
+    confirm: async () => false,
+    bashTimeoutMs: 1000,
+    bashOutputChars: 100,
+  }).run(call.name, call.arguments);
   t.equal(stored[2].content, expected.output, "the stored tool result is what the tool gives in this workspace");
   t.equal(run.stdout, `${stored[3].content}\n`, "the final reply on stdout, alone");
   const client = await psyche.db.pool.query("select name, left_at from clients");
@@ -45,7 +73,9 @@ t.test("the tiny model, forced to call list_directory: the tool runs here and it
 
 t.test("a scripted model: list, read, a path outside refused, a command declined without --yes, then a summary", async (t) => {
   const engine = new ScriptedEngine((request) => {
-    const results = sinceUser(request).after.filter((m) => m.role === "tool").map((m) => m.content);
+    const results = sinceUser(request)
+      .after.filter((m) => m.role === "tool")
+      .map((m) => m.content);
     const steps = [
       { name: "list_directory", arguments: {} },
       { name: "read_file", arguments: { path: "README.md" } },
@@ -58,7 +88,10 @@ t.test("a scripted model: list, read, a path outside refused, a command declined
   const psyche = await startPsyche(t, {}, { engine });
   const run = await runHermes(["--server", psyche.url, "-p", "Look around", "--no-idle"], { cwd: workspace });
   t.equal(run.code, 0, run.stderr);
-  t.equal(run.stdout, "1: README.md | 2: # Garden | 3: error: refused: ../secret.txt is outside the workspace | 4: error: the user declined this call\n");
+  t.equal(
+    run.stdout,
+    "1: README.md | 2: # Garden | 3: error: refused: ../secret.txt is outside the workspace | 4: error: the user declined this call\n",
+  );
   t.match(run.stderr, /declined execute_bash \(print mode asks no one: pass --yes/);
   t.notOk(existsSync(join(workspace, "made-by-bash.txt")), "the declined command did not run");
 
@@ -83,19 +116,28 @@ t.test("the iteration limit: after --max-tool-iterations rounds the model must a
 t.test("--conversation continues one; files made by create_file and edit_file with --yes", async (t) => {
   const engine = new ScriptedEngine((request) => {
     const { user, after } = sinceUser(request);
-    if (user.includes("create") && after.length === 0) return { toolCalls: [{ name: "create_file", arguments: { path: "notes/plan.md", content: "step one\n" } }] };
-    if (user.includes("edit") && after.length === 0) return { toolCalls: [{ name: "edit_file", arguments: { path: "notes/plan.md", old_text: "one", new_text: "two" } }] };
+    if (user.includes("create") && after.length === 0)
+      return { toolCalls: [{ name: "create_file", arguments: { path: "notes/plan.md", content: "step one\n" } }] };
+    if (user.includes("edit") && after.length === 0)
+      return { toolCalls: [{ name: "edit_file", arguments: { path: "notes/plan.md", old_text: "one", new_text: "two" } }] };
     return { text: `${request.messages.filter((m) => m.role === "user").length} user messages so far` };
   });
   const psyche = await startPsyche(t, {}, { engine });
-  const first = await runHermes(["--server", psyche.url, "-p", "create a plan", "--yes", "--conversation", "garden-plan"], { cwd: workspace });
+  const first = await runHermes(["--server", psyche.url, "-p", "create a plan", "--yes", "--conversation", "garden-plan"], {
+    cwd: workspace,
+  });
   t.equal(first.code, 0, first.stderr);
   t.equal(first.stdout, "1 user messages so far\n");
   t.notMatch(first.stderr, /conversation hermes-/, "a named conversation is not announced");
-  const second = await runHermes(["--server", psyche.url, "-p", "now edit it", "--yes", "--conversation", "garden-plan"], { cwd: workspace });
+  const second = await runHermes(["--server", psyche.url, "-p", "now edit it", "--yes", "--conversation", "garden-plan"], {
+    cwd: workspace,
+  });
   t.equal(second.stdout, "2 user messages so far\n", "the server had the first exchange");
   t.equal(readFileSync(join(workspace, "notes", "plan.md"), "utf8"), "step two\n");
-  t.same((await messages(psyche.db.pool, "garden-plan")).map((m: any) => m.role), ["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]);
+  t.same(
+    (await messages(psyche.db.pool, "garden-plan")).map((m: any) => m.role),
+    ["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"],
+  );
 });
 
 t.test("failures are one readable line and a non-zero exit", async (t) => {
@@ -109,7 +151,10 @@ t.test("failures are one readable line and a non-zero exit", async (t) => {
   const wrong = await runHermes(["--server", psyche.url, "-p", "hello", "--api-key", "wrong"], { cwd: workspace });
   t.equal(wrong.code, 1);
   t.match(wrong.stderr, /refused the API key \(401\): pass --api-key or set PSYCHE_API_KEY/);
-  const right = await runHermes(["--server", psyche.url, "-p", "hello", "--max-tokens", "4"], { cwd: workspace, env: { PSYCHE_API_KEY: "the-right-key" } });
+  const right = await runHermes(["--server", psyche.url, "-p", "hello", "--max-tokens", "4"], {
+    cwd: workspace,
+    env: { PSYCHE_API_KEY: "the-right-key" },
+  });
   t.equal(right.code, 0, right.stderr);
 
   const usage = await runHermes(["--max-tool-iterations", "zero", "-p", "x"], { cwd: workspace });

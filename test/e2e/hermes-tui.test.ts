@@ -22,11 +22,27 @@ const { tmux, pane, waitPane, alive } = terminal;
 // A presence TTL of 15 s (a heartbeat every 5 s): on a loaded machine a heartbeat can come
 // seconds late, and a late one must not let a dream in while Hermes is there. Leaving is
 // explicit (a goodbye), so no test waits for the TTL.
-const psyche = await startPsyche(t, { recallPromptTokens: 0, dreamDelaySeconds: 2, dreamCooldownSeconds: 0, wakeLockSeconds: 0, presenceTtlSeconds: 15, dreamMaxTokens: 8, maxTokens: 1000 });
+const psyche = await startPsyche(t, {
+  recallPromptTokens: 0,
+  dreamDelaySeconds: 2,
+  dreamCooldownSeconds: 0,
+  wakeLockSeconds: 0,
+  presenceTtlSeconds: 15,
+  dreamMaxTokens: 8,
+  maxTokens: 1000,
+});
 const pool = psyche.db.pool;
 const json = { "content-type": "application/json" };
-await fetch(`${psyche.url}/dream/config`, { method: "PATCH", headers: json, body: JSON.stringify({ idle_thoughts: false, reflection_threshold: 0 }) });
-await fetch(`${psyche.url}/v1/memories`, { method: "POST", headers: json, body: JSON.stringify({ content: "The lighthouse keeper paints the lamp room every spring", importance: 0.8 }) });
+await fetch(`${psyche.url}/dream/config`, {
+  method: "PATCH",
+  headers: json,
+  body: JSON.stringify({ idle_thoughts: false, reflection_threshold: 0 }),
+});
+await fetch(`${psyche.url}/v1/memories`, {
+  method: "POST",
+  headers: json,
+  body: JSON.stringify({ content: "The lighthouse keeper paints the lamp room every spring", importance: 0.8 }),
+});
 const workspace = join(serverDir(t), "workspace");
 mkdirSync(workspace, { recursive: true });
 writeFileSync(join(workspace, "README.md"), "# A workspace\n");
@@ -39,13 +55,21 @@ t.test("a conversation in the terminal: typed, streamed, the status bar, a slash
   const before = await dreams();
   startHermes("--no-idle");
   await waitPane("the UI", (p) => p.includes("/help for commands"));
-  t.match(pane(), /Hermes · http:\/\/127\.0\.0\.1:\d+ \(Psyche\) · conversation hermes-/, "the header names the server and the conversation");
+  t.match(
+    pane(),
+    /Hermes · http:\/\/127\.0\.0\.1:\d+ \(Psyche\) · conversation hermes-/,
+    "the header names the server and the conversation",
+  );
 
   tmux("send-keys", "-t", "hermes", "-l", "hello psyche");
   await waitPane("the typed text", (p) => p.includes("› hello psyche"));
   tmux("send-keys", "-t", "hermes", "Enter");
   const conversation = /conversation (hermes-[0-9a-f-]+)/.exec(pane())![1]!;
-  const turn = await until("the reply", async () => (await pool.query("select id, content, status from turns where conversation_id = $1 and status = 'done'", [conversation])).rows[0]);
+  const turn = await until(
+    "the reply",
+    async () =>
+      (await pool.query("select id, content, status from turns where conversation_id = $1 and status = 'done'", [conversation])).rows[0],
+  );
   await waitPane("the reply on screen", (p) => squash(p).includes(squash(turn.content).slice(0, 40)));
   await waitPane("the reply to be done", (p) => p.includes("/help for commands"));
   const screen = pane();
@@ -67,7 +91,13 @@ t.test("a conversation in the terminal: typed, streamed, the status bar, a slash
     await waitPane("the reply to start", (p) => p.includes("thinking · Ctrl-C cancels"));
     tmux("send-keys", "-t", "hermes", "C-c");
     await waitPane("the reply to end", (p) => p.includes("/help for commands") || p.includes("Ctrl-C again to quit"));
-    const last = await until("the turn to end", async () => (await pool.query("select status, completion_tokens, error from turns where conversation_id = $1 order by created_at desc limit 1", [conversation])).rows.find((r: any) => r.status !== "running" && r.status !== "queued"));
+    const last = await until("the turn to end", async () =>
+      (
+        await pool.query("select status, completion_tokens, error from turns where conversation_id = $1 order by created_at desc limit 1", [
+          conversation,
+        ])
+      ).rows.find((r: any) => r.status !== "running" && r.status !== "queued"),
+    );
     if (last.status === "done" && last.completion_tokens < 1000 && trial < 3) continue;
     t.equal(last.status, "cancelled", `the server stopped the reply (${JSON.stringify(last)})`);
     t.match(pane(), /cancelled \(Ctrl-C again to quit\)/);
@@ -96,8 +126,23 @@ t.test("a line pasted with its Enter is sent; several pasted lines are one messa
   startHermes("--no-idle", "--max-tokens", "40");
   await waitPane("the UI", (p) => p.includes("/help for commands"));
   const conversation = /conversation (hermes-[0-9a-f-]+)/.exec(pane())![1]!;
-  const said = async () => (await pool.query("select content from messages where conversation_id = $1 and role = 'user' order by position", [conversation])).rows.map((r: any) => r.content as string);
-  const settled = () => until("the turn to end", async () => ((await pool.query("select count(*)::int as n from turns where conversation_id = $1 and status in ('queued', 'running')", [conversation])).rows[0].n === 0 ? true : undefined), 60_000);
+  const said = async () =>
+    (
+      await pool.query("select content from messages where conversation_id = $1 and role = 'user' order by position", [conversation])
+    ).rows.map((r: any) => r.content as string);
+  const settled = () =>
+    until(
+      "the turn to end",
+      async () =>
+        (
+          await pool.query("select count(*)::int as n from turns where conversation_id = $1 and status in ('queued', 'running')", [
+            conversation,
+          ])
+        ).rows[0].n === 0
+          ? true
+          : undefined,
+      60_000,
+    );
 
   // The text and its Enter in one send-keys: they reach Hermes as one read, as a paste does.
   tmux("send-keys", "-t", "hermes", "a pasted line", "Enter");
@@ -130,7 +175,9 @@ t.test("Hermes connecting mid-dream wakes it; Ctrl-C twice quits", async (t) => 
   // No dream by itself meanwhile: only the one queued here.
   await fetch(`${psyche.url}/dream/config`, { method: "PATCH", headers: json, body: JSON.stringify({ dream_delay_seconds: 0 }) });
   for (let trial = 1; trial <= 3; trial++) {
-    const queued = (await (await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: json, body: JSON.stringify({ kind: "dream", max_tokens: 4000 }) })).json()) as any;
+    const queued = (await (
+      await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: json, body: JSON.stringify({ kind: "dream", max_tokens: 4000 }) })
+    ).json()) as any;
     const jobId = queued.data[0].id;
     const row = async () => (await pool.query("select status, tokens from dream_journal where job_id = $1", [jobId])).rows[0];
     await until("the dream to start", async () => ((await row())?.status === "dreaming" ? true : undefined));

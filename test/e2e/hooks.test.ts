@@ -18,8 +18,16 @@ const BIN = join(packageRoot(), "bin", "psyche.js");
 const psyche = await startPsyche(t, { recallPromptTokens: 0, maxTokens: 32, hookCheckInEvery: 3 });
 const pool = psyche.db.pool;
 
-async function hook(event: string, input: unknown, args: string[] = [], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, "hook", event, ...args], { env: { ...process.env, PSYCHE_HOOK_NO_START: "1", ...env }, stdio: ["pipe", "pipe", "pipe"] });
+async function hook(
+  event: string,
+  input: unknown,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BIN, "hook", event, ...args], {
+    env: { ...process.env, PSYCHE_HOOK_NO_START: "1", ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => (stdout += d));
@@ -29,21 +37,40 @@ async function hook(event: string, input: unknown, args: string[] = [], env: Rec
   return { code, stdout, stderr };
 }
 const up = ["--server", psyche.url];
-const base = (sessionId: string, event: string) => ({ session_id: sessionId, transcript_path: `/home/u/.claude/projects/p/${sessionId}.jsonl`, cwd: "/home/u/kiln", permission_mode: "default", hook_event_name: event });
-const claude = (r: { stdout: string }) => JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
+const base = (sessionId: string, event: string) => ({
+  session_id: sessionId,
+  transcript_path: `/home/u/.claude/projects/p/${sessionId}.jsonl`,
+  cwd: "/home/u/kiln",
+  permission_mode: "default",
+  hook_event_name: event,
+});
+const claude = (r: { stdout: string }) =>
+  JSON.parse(r.stdout) as { hookSpecificOutput: { hookEventName: string; additionalContext: string } };
 
 t.test("the five hooks with the server up, in Claude Code's format", async (t) => {
   const sid = "5f1c7a52-claude-one";
   const start = await hook("session-start", { ...base(sid, "SessionStart"), source: "startup" }, up);
   t.equal(start.code, 0);
-  t.match(claude(start).hookSpecificOutput, { hookEventName: "SessionStart", additionalContext: /Psyche \(long-term memory\) is following this session as [0-9a-f-]{36}/ });
+  t.match(claude(start).hookSpecificOutput, {
+    hookEventName: "SessionStart",
+    additionalContext: /Psyche \(long-term memory\) is following this session as [0-9a-f-]{36}/,
+  });
   const session = (await pool.query("select id::text, project, agent from agent_sessions where external_id = $1", [sid])).rows[0];
   t.match(session, { project: "/home/u/kiln", agent: "claude-code" });
 
   // A memory and a GHAP for the prompt's context.
-  await psyche.web.memory.remember({ kind: "semantic", content: "The kiln controller's firmware is flashed with make flash", sourceKind: "api" });
+  await psyche.web.memory.remember({
+    kind: "semantic",
+    content: "The kiln controller's firmware is flashed with make flash",
+    sourceKind: "api",
+  });
   const s = await psyche.web.agents.session({ session_id: sid });
-  await psyche.web.agents.set(s, { goal: "flash the kiln firmware", hypothesis: "the serial port is wrong", action: "try ttyUSB1", prediction: "make flash succeeds" });
+  await psyche.web.agents.set(s, {
+    goal: "flash the kiln firmware",
+    hypothesis: "the serial port is wrong",
+    action: "try ttyUSB1",
+    prediction: "make flash succeeds",
+  });
   const prompt = await hook("user-prompt-submit", { ...base(sid, "UserPromptSubmit"), prompt: "how do I flash the kiln firmware?" }, up);
   t.equal(prompt.code, 0);
   const ctx = claude(prompt).hookSpecificOutput;
@@ -51,27 +78,59 @@ t.test("the five hooks with the server up, in Claude Code's format", async (t) =
   t.match(ctx.additionalContext, /current working hypothesis[\s\S]*the serial port is wrong[\s\S]*make flash/);
 
   // Pre-tool-use: quiet until the check-in is due (every 3 here), then the reminder, then quiet again.
-  const pre = (n: number) => hook("pre-tool-use", { ...base(sid, "PreToolUse"), tool_name: "Read", tool_input: { file_path: `/home/u/kiln/f${n}.c` }, tool_use_id: `toolu_${n}` }, up);
+  const pre = (n: number) =>
+    hook(
+      "pre-tool-use",
+      { ...base(sid, "PreToolUse"), tool_name: "Read", tool_input: { file_path: `/home/u/kiln/f${n}.c` }, tool_use_id: `toolu_${n}` },
+      up,
+    );
   const outs = [];
   for (let i = 1; i <= 4; i++) outs.push(await pre(i));
-  t.same(outs.map((o) => o.code), [0, 0, 0, 0]);
-  t.same(outs.map((o) => o.stdout === ""), [true, true, false, true]);
-  t.match(claude(outs[2]!).hookSpecificOutput, { hookEventName: "PreToolUse", additionalContext: /GHAP check-in \(3 tool uses[\s\S]*the serial port is wrong/ });
-  t.match((await pool.query("select tool_count, tools_since_check_in from agent_sessions where external_id = $1", [sid])).rows[0], { tool_count: 4, tools_since_check_in: 1 });
+  t.same(
+    outs.map((o) => o.code),
+    [0, 0, 0, 0],
+  );
+  t.same(
+    outs.map((o) => o.stdout === ""),
+    [true, true, false, true],
+  );
+  t.match(claude(outs[2]!).hookSpecificOutput, {
+    hookEventName: "PreToolUse",
+    additionalContext: /GHAP check-in \(3 tool uses[\s\S]*the serial port is wrong/,
+  });
+  t.match((await pool.query("select tool_count, tools_since_check_in from agent_sessions where external_id = $1", [sid])).rows[0], {
+    tool_count: 4,
+    tools_since_check_in: 1,
+  });
 
   // Post-tool-use: a test run's result becomes a suggested resolution; other tools say nothing.
   const bash = (command: string, stdout: string) =>
-    hook("post-tool-use", { ...base(sid, "PostToolUse"), tool_name: "Bash", tool_input: { command, description: "run" }, tool_response: { stdout, stderr: "", interrupted: false, isImage: false } }, up);
+    hook(
+      "post-tool-use",
+      {
+        ...base(sid, "PostToolUse"),
+        tool_name: "Bash",
+        tool_input: { command, description: "run" },
+        tool_response: { stdout, stderr: "", interrupted: false, isImage: false },
+      },
+      up,
+    );
   const passed = await bash("npm test", "Tests: 12 passed, 12 total");
   t.match(claude(passed).hookSpecificOutput.additionalContext, /Tests PASSED[\s\S]*resolve_ghap with outcome confirmed/);
   const failed = await bash("pytest -q", "FAILED tests/test_flash.py::test_port\n1 failed, 11 passed in 0.4s");
   t.match(claude(failed).hookSpecificOutput.additionalContext, /Tests FAILED[\s\S]*outcome falsified/);
   t.equal((await bash("ls -la", "total 0")).stdout, "", "not a test run: nothing");
-  t.equal((await hook("post-tool-use", { ...base(sid, "PostToolUse"), tool_name: "Read", tool_input: {}, tool_response: {} }, up)).stdout, "");
+  t.equal(
+    (await hook("post-tool-use", { ...base(sid, "PostToolUse"), tool_name: "Read", tool_input: {}, tool_response: {} }, up)).stdout,
+    "",
+  );
 
   const end = await hook("session-end", { ...base(sid, "SessionEnd"), reason: "prompt_input_exit" }, up);
   t.match(end, { code: 0, stdout: "" });
-  t.match((await pool.query("select end_reason, ended_at is not null as ended from agent_sessions where external_id = $1", [sid])).rows[0], { end_reason: "prompt_input_exit", ended: true });
+  t.match(
+    (await pool.query("select end_reason, ended_at is not null as ended from agent_sessions where external_id = $1", [sid])).rows[0],
+    { end_reason: "prompt_input_exit", ended: true },
+  );
 
   // The GHAP left active is the next session's orphan.
   const next = await hook("session-start", { ...base("5f1c7a52-claude-two", "SessionStart"), source: "startup" }, up);
@@ -80,16 +139,27 @@ t.test("the five hooks with the server up, in Claude Code's format", async (t) =
 
 t.test("--format typed: seed 004's results", async (t) => {
   const sid = "typed-session";
-  const typed = async (event: string, input: object) => JSON.parse((await hook(event, { ...base(sid, event), ...input }, [...up, "--format", "typed"])).stdout);
-  t.match(await typed("session-start", { source: "startup" }), { type: /^(session_started|orphan_detected)$/, session_id: /^[0-9a-f-]{36}$/ });
+  const typed = async (event: string, input: object) =>
+    JSON.parse((await hook(event, { ...base(sid, event), ...input }, [...up, "--format", "typed"])).stdout);
+  t.match(await typed("session-start", { source: "startup" }), {
+    type: /^(session_started|orphan_detected)$/,
+    session_id: /^[0-9a-f-]{36}$/,
+  });
   t.match(await typed("user-prompt-submit", { prompt: "kiln firmware flash" }), { type: "rich", content: /kiln/, token_count: Number });
   t.match(await typed("user-prompt-submit", { prompt: "zzyzx qwertyuiop" }), { type: /^(none|rich)$/ });
   t.match(await typed("pre-tool-use", { tool_name: "Edit", tool_input: {} }), { type: "none" });
-  t.match(await typed("post-tool-use", { tool_name: "Bash", tool_input: { command: "cargo test" }, tool_response: { stdout: "test result: FAILED. 3 passed; 1 failed" } }), {
-    type: "outcome",
-    passed: false,
-    suggested_action: "set_ghap",
-  });
+  t.match(
+    await typed("post-tool-use", {
+      tool_name: "Bash",
+      tool_input: { command: "cargo test" },
+      tool_response: { stdout: "test result: FAILED. 3 passed; 1 failed" },
+    }),
+    {
+      type: "outcome",
+      passed: false,
+      suggested_action: "set_ghap",
+    },
+  );
   t.match(await typed("session-end", { reason: "clear" }), { type: "session_ended" });
   // Plain text on stdin is a prompt.
   const plain = await hook("user-prompt-submit", "kiln firmware", [...up, "--format", "typed"]);
@@ -97,7 +167,8 @@ t.test("--format typed: seed 004's results", async (t) => {
 });
 
 t.test("POST /hooks/<event>: HTTP hooks, and what they refuse", async (t) => {
-  const post = (event: string, body: string, query = "") => fetch(`${psyche.url}/hooks/${event}${query}`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const post = (event: string, body: string, query = "") =>
+    fetch(`${psyche.url}/hooks/${event}${query}`, { method: "POST", headers: { "content-type": "application/json" }, body });
   const res = await post("session-start", JSON.stringify({ ...base("http-session", "SessionStart"), source: "startup" }));
   t.equal(res.status, 200);
   t.match(await res.json(), { hookSpecificOutput: { hookEventName: "SessionStart" } });
@@ -139,10 +210,20 @@ t.test("no server, a server that never answers, bad input: exit 0, degraded, nev
   const down = await hook("user-prompt-submit", input, ["--server", deadUrl]);
   t.match(down, { code: 0, stdout: "" });
   t.match(down.stderr, /degraded \(server_unreachable: ECONNREFUSED\)/);
-  t.match(JSON.parse((await hook("user-prompt-submit", input, ["--server", deadUrl, "--format", "typed"])).stdout), { type: "degraded", reason: /server_unreachable/ });
+  t.match(JSON.parse((await hook("user-prompt-submit", input, ["--server", deadUrl, "--format", "typed"])).stdout), {
+    type: "degraded",
+    reason: /server_unreachable/,
+  });
 
   const started = Date.now();
-  const timedOut = await hook("pre-tool-use", { ...base("slow", "PreToolUse"), tool_name: "Bash" }, ["--server", slowUrl, "--format", "typed", "--timeout-ms", "300"]);
+  const timedOut = await hook("pre-tool-use", { ...base("slow", "PreToolUse"), tool_name: "Bash" }, [
+    "--server",
+    slowUrl,
+    "--format",
+    "typed",
+    "--timeout-ms",
+    "300",
+  ]);
   t.match(JSON.parse(timedOut.stdout), { type: "degraded", reason: "timeout" });
   t.equal(timedOut.code, 0);
   t.ok(Date.now() - started < 10_000, "gave up on its own time limit");
@@ -173,15 +254,25 @@ t.test("session-start starts the background server when none runs, without waiti
   const first = await hook("session-start", { ...base("cold", "SessionStart"), source: "startup" }, ["--format", "typed"], env);
   t.match(JSON.parse(first.stdout), { type: "degraded", reason: "server_starting" });
   t.equal(first.code, 0);
-  const status = await until("the background server", async () => {
-    const s = await runCli(["status", "--data-dir", dataDir], {});
-    return s.code === 0 && s.out.includes(`127.0.0.1:${port}`) ? s.out : undefined;
-  }, 60_000);
+  const status = await until(
+    "the background server",
+    async () => {
+      const s = await runCli(["status", "--data-dir", dataDir], {});
+      return s.code === 0 && s.out.includes(`127.0.0.1:${port}`) ? s.out : undefined;
+    },
+    60_000,
+  );
   t.match(status, /Psyche is running: pid \d+/);
   // While it starts, a hook says so; once it listens, the next session reaches it through the PID file.
-  const second = await until("a session started on it", async () => {
-    const r = JSON.parse((await hook("session-start", { ...base("warm", "SessionStart"), source: "startup" }, ["--format", "typed"], env)).stdout);
-    return r.type === "degraded" && r.reason === "server_starting" ? undefined : r;
-  }, 60_000);
+  const second = await until(
+    "a session started on it",
+    async () => {
+      const r = JSON.parse(
+        (await hook("session-start", { ...base("warm", "SessionStart"), source: "startup" }, ["--format", "typed"], env)).stdout,
+      );
+      return r.type === "degraded" && r.reason === "server_starting" ? undefined : r;
+    },
+    60_000,
+  );
   t.match(second, { type: "session_started" });
 });

@@ -21,65 +21,97 @@ t.test("a refused secret is never echoed by the configuration's error", async (t
   }
 });
 
-t.test("serve at the default log level: nothing said to it, stored in it, or refused by it reaches the log", { skip: EMBEDDED_ONLY }, async (t) => {
-  const dataDir = serverDir(t);
-  const key = "the-right-key-0001";
-  const psyche = await startCli(
-    ["serve", "--data-dir", dataDir, "--port", "0", "--db-port", "0", "--threads", "1", "--api-key", key],
-    { PSYCHE_LOG_LEVEL: "info" },
-    /Psyche is listening on (http:\/\/\S+) /,
-  );
-  t.teardown(() => void psyche.child.kill("SIGKILL"));
-  const url = psyche.match[1]!;
-  const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
-  const chat = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: auth,
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "ZEBRAPROMPT my secret plans" }], max_tokens: 24 }),
-  });
-  t.equal(chat.status, 200);
-  const turnId = chat.headers.get("x-psyche-turn")!;
-  const reply = ((await chat.json()) as any).choices[0].message.content as string;
-  t.equal((await fetch(`${url}/v1/memories`, { method: "POST", headers: auth, body: JSON.stringify({ content: "ZEBRAMEMORY the safe code is 4711" }) })).status, 201);
-  t.equal((await fetch(`${url}/v1/memories/search?q=ZEBRAQUERY`, { headers: { authorization: "Bearer ZEBRAWRONGKEY" } })).status, 401);
-  const tool = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: auth,
-    body: JSON.stringify({
-      model: "psyche",
-      messages: [{ role: "user", content: "ZEBRATOOL call it" }],
-      // The grammar cannot enforce a pattern: the random model's text breaks it.
-      tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object", properties: { q: { type: "string", minLength: 20, pattern: "^ZEBRA[0-9]{40}$" } }, required: ["q"] } } }],
-      tool_choice: "required",
-    }),
-  });
-  t.equal(tool.status, 200, "a forced call whose arguments break the schema (a warning in the log)");
-  const called = (await tool.json()) as any;
-  const args = called.choices[0].message.tool_calls[0].function.arguments as string;
-  t.ok(called.psyche.tool_call_problems, "the call's arguments broke the schema");
-  // The turn's memory forms in the background: wait for its mood change, the last write.
-  await until("the turn's memory", async () => {
-    const res = await fetch(`${url}/v1/mood?limit=5`, { headers: auth });
-    return ((await res.json()) as any).history.some((h: any) => h.source_id === turnId) ? true : undefined;
-  }, 30_000);
-  psyche.child.kill("SIGTERM");
-  t.equal(await psyche.exited, 0);
-  const log = psyche.output();
-  t.match(log, /"level":/, "it did log");
-  for (const marker of ["ZEBRAPROMPT", "ZEBRAMEMORY", "4711", "ZEBRAWRONGKEY", "ZEBRAQUERY", "ZEBRATOOL", key]) {
-    t.notOk(log.includes(marker), `the log holds no ${marker}`);
-  }
-  if (reply.trim().length >= 12) t.notOk(log.includes(reply.trim()), "nor the reply");
-  // The embedded database's password is shown once, in the psql line on stdout, and never logged.
-  const password = readFileSync(join(dataDir, "pgpassword"), "utf8").trim();
-  const logLines = log.split("\n").filter((line) => line.startsWith("{"));
-  t.ok(logLines.length > 5);
-  t.notOk(logLines.some((line) => line.includes(password)), "no log line holds the database's password");
-  t.match(log, new RegExp(`psql "postgresql://postgres:${password}@127\\.0\\.0\\.1:\\d+/postgres"`), "the psql line carries it");
-  t.match(log, /break the tool's schema/, "the broken call was logged");
-  t.notOk(log.includes(JSON.stringify(args).slice(1, -1)) || log.includes(args), "without its arguments");
-  t.equal(statSync(join(dataDir, "pgdata.pid"), { throwIfNoEntry: false })?.mode, undefined, "the pid file is gone after a clean stop");
-});
+t.test(
+  "serve at the default log level: nothing said to it, stored in it, or refused by it reaches the log",
+  { skip: EMBEDDED_ONLY },
+  async (t) => {
+    const dataDir = serverDir(t);
+    const key = "the-right-key-0001";
+    const psyche = await startCli(
+      ["serve", "--data-dir", dataDir, "--port", "0", "--db-port", "0", "--threads", "1", "--api-key", key],
+      { PSYCHE_LOG_LEVEL: "info" },
+      /Psyche is listening on (http:\/\/\S+) /,
+    );
+    t.teardown(() => void psyche.child.kill("SIGKILL"));
+    const url = psyche.match[1]!;
+    const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const chat = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "ZEBRAPROMPT my secret plans" }], max_tokens: 24 }),
+    });
+    t.equal(chat.status, 200);
+    const turnId = chat.headers.get("x-psyche-turn")!;
+    const reply = ((await chat.json()) as any).choices[0].message.content as string;
+    t.equal(
+      (
+        await fetch(`${url}/v1/memories`, {
+          method: "POST",
+          headers: auth,
+          body: JSON.stringify({ content: "ZEBRAMEMORY the safe code is 4711" }),
+        })
+      ).status,
+      201,
+    );
+    t.equal((await fetch(`${url}/v1/memories/search?q=ZEBRAQUERY`, { headers: { authorization: "Bearer ZEBRAWRONGKEY" } })).status, 401);
+    const tool = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({
+        model: "psyche",
+        messages: [{ role: "user", content: "ZEBRATOOL call it" }],
+        // The grammar cannot enforce a pattern: the random model's text breaks it.
+        tools: [
+          {
+            type: "function",
+            function: {
+              name: "lookup",
+              parameters: {
+                type: "object",
+                properties: { q: { type: "string", minLength: 20, pattern: "^ZEBRA[0-9]{40}$" } },
+                required: ["q"],
+              },
+            },
+          },
+        ],
+        tool_choice: "required",
+      }),
+    });
+    t.equal(tool.status, 200, "a forced call whose arguments break the schema (a warning in the log)");
+    const called = (await tool.json()) as any;
+    const args = called.choices[0].message.tool_calls[0].function.arguments as string;
+    t.ok(called.psyche.tool_call_problems, "the call's arguments broke the schema");
+    // The turn's memory forms in the background: wait for its mood change, the last write.
+    await until(
+      "the turn's memory",
+      async () => {
+        const res = await fetch(`${url}/v1/mood?limit=5`, { headers: auth });
+        return ((await res.json()) as any).history.some((h: any) => h.source_id === turnId) ? true : undefined;
+      },
+      30_000,
+    );
+    psyche.child.kill("SIGTERM");
+    t.equal(await psyche.exited, 0);
+    const log = psyche.output();
+    t.match(log, /"level":/, "it did log");
+    for (const marker of ["ZEBRAPROMPT", "ZEBRAMEMORY", "4711", "ZEBRAWRONGKEY", "ZEBRAQUERY", "ZEBRATOOL", key]) {
+      t.notOk(log.includes(marker), `the log holds no ${marker}`);
+    }
+    if (reply.trim().length >= 12) t.notOk(log.includes(reply.trim()), "nor the reply");
+    // The embedded database's password is shown once, in the psql line on stdout, and never logged.
+    const password = readFileSync(join(dataDir, "pgpassword"), "utf8").trim();
+    const logLines = log.split("\n").filter((line) => line.startsWith("{"));
+    t.ok(logLines.length > 5);
+    t.notOk(
+      logLines.some((line) => line.includes(password)),
+      "no log line holds the database's password",
+    );
+    t.match(log, new RegExp(`psql "postgresql://postgres:${password}@127\\.0\\.0\\.1:\\d+/postgres"`), "the psql line carries it");
+    t.match(log, /break the tool's schema/, "the broken call was logged");
+    t.notOk(log.includes(JSON.stringify(args).slice(1, -1)) || log.includes(args), "without its arguments");
+    t.equal(statSync(join(dataDir, "pgdata.pid"), { throwIfNoEntry: false })?.mode, undefined, "the pid file is gone after a clean stop");
+  },
+);
 
 t.test("the embedded database's pid file is mode 0600 while it runs", { skip: EMBEDDED_ONLY }, async (t) => {
   const dataDir = serverDir(t);

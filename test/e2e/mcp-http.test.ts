@@ -8,7 +8,12 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { startPsyche } from "../helpers/psyche.js";
 
 const API_KEY = "test-key-12345";
-const psyche = await startPsyche(t, { recallPromptTokens: 0, maxTokens: 32, apiKey: API_KEY, mcpAllowedOrigins: "https://app.example.com" });
+const psyche = await startPsyche(t, {
+  recallPromptTokens: 0,
+  maxTokens: 32,
+  apiKey: API_KEY,
+  mcpAllowedOrigins: "https://app.example.com",
+});
 const auth = { authorization: `Bearer ${API_KEY}` };
 
 async function connect(headers: Record<string, string>): Promise<Client> {
@@ -27,12 +32,18 @@ t.test("the SDK client: initialize, list, call over HTTP", async (t) => {
   t.match(client.getInstructions(), /assemble_context/);
   const { tools } = await client.listTools();
   t.equal(tools.length, 20);
-  const stored = (await client.callTool({ name: "store_memory", arguments: { content: "The user's build runs on a Raspberry Pi cluster" } })) as CallToolResult;
+  const stored = (await client.callTool({
+    name: "store_memory",
+    arguments: { content: "The user's build runs on a Raspberry Pi cluster" },
+  })) as CallToolResult;
   t.notOk(stored.isError);
   const chat = (await client.callTool({ name: "chat", arguments: { message: "hello over MCP", max_tokens: 6 } })) as CallToolResult;
   t.notOk(chat.isError);
   t.match(chat.structuredContent, { finish_reason: "length", usage: { completion_tokens: 6 } });
-  const context = (await client.callTool({ name: "assemble_context", arguments: { query: "what does the build run on?", max_tokens: 200 } })) as CallToolResult;
+  const context = (await client.callTool({
+    name: "assemble_context",
+    arguments: { query: "what does the build run on?", max_tokens: 200 },
+  })) as CallToolResult;
   t.match((context.structuredContent as any).markdown, /Raspberry Pi cluster/);
   const bad = (await client.callTool({ name: "recall_memory", arguments: { query: 42 } })) as CallToolResult;
   t.equal(bad.isError, true, "bad arguments are a result the model reads, not a transport error");
@@ -40,7 +51,12 @@ t.test("the SDK client: initialize, list, call over HTTP", async (t) => {
 
 t.test("stateless: a hook script's single POST, no initialize, curl's Accept", async (t) => {
   const res = await rpc(
-    { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "assemble_context", arguments: { query: "Raspberry Pi", max_tokens: 100 } } },
+    {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "assemble_context", arguments: { query: "Raspberry Pi", max_tokens: 100 } },
+    },
     { ...auth, accept: "*/*" },
   );
   t.equal(res.status, 200);
@@ -83,13 +99,20 @@ t.test("what a stateless endpoint refuses, and bad JSON-RPC", async (t) => {
   t.equal(get.status, 405);
   t.equal(get.headers.get("allow"), "POST");
   t.equal((await fetch(`${psyche.url}/mcp`, { method: "DELETE", headers: auth })).status, 405);
-  const garbage = await fetch(`${psyche.url}/mcp`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{not json" });
+  const garbage = await fetch(`${psyche.url}/mcp`, {
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: "{not json",
+  });
   t.equal(garbage.status, 400);
   t.match(await garbage.json(), { jsonrpc: "2.0", error: { code: -32700 } });
   const unknownMethod = (await (await rpc({ jsonrpc: "2.0", id: 3, method: "no/such" }, auth)).json()) as any;
   t.match(unknownMethod, { id: 3, error: { code: -32601 } });
   const before = (await psyche.db.pool.query("select count(*)::int as n from memories")).rows[0].n;
-  const huge = await rpc({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "store_memory", arguments: { content: "x".repeat(1_100_000) } } }, auth);
+  const huge = await rpc(
+    { jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "store_memory", arguments: { content: "x".repeat(1_100_000) } } },
+    auth,
+  );
   t.equal(huge.status, 413, "a body over --body-limit");
   t.match(await huge.json(), { jsonrpc: "2.0", error: {} });
   t.equal((await psyche.db.pool.query("select count(*)::int as n from memories")).rows[0].n, before, "and nothing stored");

@@ -33,7 +33,12 @@ const env = (extra: Record<string, string>) => {
 };
 
 t.test("the SDK's stdio client through psyche mcp", async (t) => {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: API_KEY }), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp"],
+    env: env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: API_KEY }),
+    stderr: "pipe",
+  });
   let stderr = "";
   transport.stderr?.on("data", (d) => (stderr += d));
   const client = new Client({ name: "psyche-stdio-test", version: "0" });
@@ -42,7 +47,10 @@ t.test("the SDK's stdio client through psyche mcp", async (t) => {
   t.equal(client.getServerVersion()?.name, "psyche", "initialized through the bridge");
   const { tools } = await client.listTools();
   t.equal(tools.length, 20);
-  const stored = (await client.callTool({ name: "store_memory", arguments: { content: "Ada's favourite editor is Helix" } })) as CallToolResult;
+  const stored = (await client.callTool({
+    name: "store_memory",
+    arguments: { content: "Ada's favourite editor is Helix" },
+  })) as CallToolResult;
   t.notOk(stored.isError, JSON.stringify(stored));
   const id = (stored.structuredContent as { id: string }).id;
   const read = await client.readResource({ uri: `psyche://memories/${id}` });
@@ -55,7 +63,12 @@ t.test("the SDK's stdio client through psyche mcp", async (t) => {
 });
 
 t.test("psyche://events through the bridge: subscribe, be told of a change, read it, unsubscribe", async (t) => {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: API_KEY }), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp"],
+    env: env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: API_KEY }),
+    stderr: "pipe",
+  });
   const client = new Client({ name: "psyche-stdio-events", version: "0" });
   await client.connect(transport);
   t.teardown(() => client.close());
@@ -71,35 +84,66 @@ t.test("psyche://events through the bridge: subscribe, be told of a change, read
   await client.subscribeResource({ uri: "psyche://events" });
   // The bridge follows from "now": give its stream a moment to open, then change something.
   await new Promise((r) => setTimeout(r, 500));
-  const res = await fetch(`${psyche.url}/v1/memories`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` }, body: JSON.stringify({ content: "Subscribers hear of this" }) });
+  const res = await fetch(`${psyche.url}/v1/memories`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify({ content: "Subscribers hear of this" }),
+  });
   t.equal(res.status, 201);
   await Promise.race([first, new Promise((_, reject) => setTimeout(() => reject(new Error("no resources/updated within 10 s")), 10_000))]);
   t.ok(updates >= 1, "notifications/resources/updated for psyche://events");
   const read = JSON.parse(((await client.readResource({ uri: "psyche://events" })).contents[0] as { text: string }).text);
-  t.match(read.data.findLast((e: { type: string }) => e.type === "memory.stored"), { data: { excerpt: "Subscribers hear of this" } });
+  t.match(
+    read.data.findLast((e: { type: string }) => e.type === "memory.stored"),
+    { data: { excerpt: "Subscribers hear of this" } },
+  );
   await client.unsubscribeResource({ uri: "psyche://events" });
   const after = updates;
-  await fetch(`${psyche.url}/v1/memories`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` }, body: JSON.stringify({ content: "Nobody listens now" }) });
+  await fetch(`${psyche.url}/v1/memories`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` },
+    body: JSON.stringify({ content: "Nobody listens now" }),
+  });
   await new Promise((r) => setTimeout(r, 1000));
   t.equal(updates, after, "no notifications after unsubscribing");
 });
 
 t.test("a client that writes its requests and closes stdin gets every answer, then the bridge exits 0", async (t) => {
-  const child = spawn(process.execPath, [CLI, "mcp"], { env: env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: API_KEY }), stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [CLI, "mcp"], {
+    env: env({ PSYCHE_SERVER_URL: psyche.url, PSYCHE_API_KEY: API_KEY }),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d) => (stdout += d));
   child.stderr.on("data", (d) => (stderr += d));
   const lines = [
-    { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipe", version: "0" } } },
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipe", version: "0" } },
+    },
     { jsonrpc: "2.0", method: "notifications/initialized" },
-    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "chat", arguments: { message: "one reply, then goodbye", max_tokens: 5 } } },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: { name: "chat", arguments: { message: "one reply, then goodbye", max_tokens: 5 } },
+    },
   ];
   child.stdin.end(lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
   const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
   t.equal(code, 0, stderr);
-  const answers = stdout.trim().split("\n").map((l) => JSON.parse(l) as { id: number; result?: { structuredContent?: { usage?: { completion_tokens: number } } } });
-  t.same(answers.map((a) => a.id), [1, 2], "the chat that was still running when stdin ended was answered");
+  const answers = stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id: number; result?: { structuredContent?: { usage?: { completion_tokens: number } } } });
+  t.same(
+    answers.map((a) => a.id),
+    [1, 2],
+    "the chat that was still running when stdin ended was answered",
+  );
   t.equal(answers[1]!.result?.structuredContent?.usage?.completion_tokens, 5);
   t.notMatch(stderr, /RangeError|Error/, "closing is clean");
 });
@@ -129,13 +173,22 @@ t.test("the server restarts under a running bridge: a clear error meanwhile, the
   const db = databaseUrl ? { databaseUrl } : {};
   const first = await serve(testConfig(dir, { ...db, recallPromptTokens: 0 }), createLogger("silent"));
   const port = first.port;
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp"], env: env({ PSYCHE_SERVER_URL: first.url }), stderr: "pipe" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp"],
+    env: env({ PSYCHE_SERVER_URL: first.url }),
+    stderr: "pipe",
+  });
   const client = new Client({ name: "psyche-stdio-test", version: "0" });
   await client.connect(transport);
   t.teardown(() => client.close());
   t.notOk(((await client.callTool({ name: "get_emotion", arguments: {} })) as CallToolResult).isError);
   await first.stop();
-  await t.rejects(client.callTool({ name: "get_emotion", arguments: {} }), /did not answer/, "a request while the server is down is answered with an error");
+  await t.rejects(
+    client.callTool({ name: "get_emotion", arguments: {} }),
+    /did not answer/,
+    "a request while the server is down is answered with an error",
+  );
   const second = await serve(testConfig(dir, { ...db, recallPromptTokens: 0, port }), createLogger("silent"));
   t.teardown(() => second.stop());
   const after = (await client.callTool({ name: "get_emotion", arguments: {} })) as CallToolResult;
@@ -156,12 +209,19 @@ async function runHook(stdin: string, extra: Record<string, string>): Promise<{ 
 }
 
 t.test("the example hook script prints the context for a prompt", async (t) => {
-  await psyche.mem.memory.remember({ kind: "semantic", content: "The deploy script lives in ops/deploy.sh and needs VPN access", sourceKind: "api" });
-  const hook = await runHook(JSON.stringify({ session_id: "s1", hook_event_name: "UserPromptSubmit", prompt: "how do I run the deploy script?" }), {
-    PSYCHE_SERVER_URL: psyche.url,
-    PSYCHE_API_KEY: API_KEY,
-    PSYCHE_HOOK_TIMEOUT_MS: "5000",
+  await psyche.mem.memory.remember({
+    kind: "semantic",
+    content: "The deploy script lives in ops/deploy.sh and needs VPN access",
+    sourceKind: "api",
   });
+  const hook = await runHook(
+    JSON.stringify({ session_id: "s1", hook_event_name: "UserPromptSubmit", prompt: "how do I run the deploy script?" }),
+    {
+      PSYCHE_SERVER_URL: psyche.url,
+      PSYCHE_API_KEY: API_KEY,
+      PSYCHE_HOOK_TIMEOUT_MS: "5000",
+    },
+  );
   t.equal(hook.code, 0, hook.stderr);
   t.match(hook.stdout, /## What Psyche remembers/);
   t.match(hook.stdout, /ops\/deploy\.sh/);

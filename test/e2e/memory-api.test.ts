@@ -55,7 +55,10 @@ t.test("store, read, search, delete", async (t) => {
   t.equal((await api("GET", `/v1/memories/${id}`)).status, 404);
   t.equal((await api("DELETE", `/v1/memories/${id}`)).status, 404);
   const after = await api("GET", `/v1/memories/search?q=${encodeURIComponent("who plays cello?")}`);
-  t.notOk(after.body.data.some((m: any) => m.id === id), "a deleted memory is never returned");
+  t.notOk(
+    after.body.data.some((m: any) => m.id === id),
+    "a deleted memory is never returned",
+  );
   const status = await api("GET", "/v1/memories/status");
   t.match(status.body, { embedder: { id: "psyche-lexical-256", dimensions: 256 }, memories: { deleted_pending_purge: 1 } });
 });
@@ -96,12 +99,19 @@ t.test("bad input: OpenAI's error shape, nothing written", async (t) => {
 });
 
 t.test("memories of a conversation: stored with it, and a turn is found by its neighbour's words", async (t) => {
-  const first = await api("POST", "/v1/memories", { content: "Which paint suits a damp bathroom ceiling?", kind: "episodic", conversation_id: "chat-7" });
+  const first = await api("POST", "/v1/memories", {
+    content: "Which paint suits a damp bathroom ceiling?",
+    kind: "episodic",
+    conversation_id: "chat-7",
+  });
   t.equal(first.status, 201);
   t.equal(first.body.conversation_id, "chat-7");
   const reply = await api("POST", "/v1/memories", { content: "Then the second one, thanks.", kind: "episodic", conversation_id: "chat-7" });
   const found = await api("GET", `/v1/memories/search?q=${encodeURIComponent("bathroom paint")}&k=5`);
-  t.ok(found.body.data.some((m: any) => m.id === reply.body.id), "the short reply is found through its conversation");
+  t.ok(
+    found.body.data.some((m: any) => m.id === reply.body.id),
+    "the short reply is found through its conversation",
+  );
   t.equal(found.body.data[0].id, first.body.id, "the turn that says it comes first");
 });
 
@@ -116,16 +126,27 @@ t.test("embeddings through the openai SDK", async (t) => {
   t.ok(res.usage.prompt_tokens > 0);
   // The SDK asks for base64 by default when encoding_format is not given; check both agree.
   const float = await client.embeddings.create({ model: "psyche-lexical-256", input: "a cello quartet", encoding_format: "float" });
-  t.same(float.data[0]!.embedding.map((x) => Math.round(x * 1e5)), a!.map((x) => Math.round(x * 1e5)));
+  t.same(
+    float.data[0]!.embedding.map((x) => Math.round(x * 1e5)),
+    a!.map((x) => Math.round(x * 1e5)),
+  );
   const models = await client.models.list();
-  t.ok(models.data.some((m) => m.id === "psyche-lexical-256"), "/v1/models lists the embedder");
+  t.ok(
+    models.data.some((m) => m.id === "psyche-lexical-256"),
+    "/v1/models lists the embedder",
+  );
 });
 
 t.test("a chat turn leaves an episodic memory and an emotion_log row", async (t) => {
   const before = await api("GET", "/v1/emotion");
   t.match(before.body, { object: "emotion", valence: Number, arousal: Number, baseline: { valence: 0.1, arousal: -0.1 } });
   const { data, response } = await client.chat.completions
-    .create({ model: "psyche", messages: [{ role: "user", content: "I am so happy today, my best friend is visiting!" }], max_tokens: 12, seed: 3 })
+    .create({
+      model: "psyche",
+      messages: [{ role: "user", content: "I am so happy today, my best friend is visiting!" }],
+      max_tokens: 12,
+      seed: 3,
+    })
     .withResponse();
   const turnId = response.headers.get("x-psyche-turn")!;
   const reply = data.choices[0]!.message.content!;
@@ -136,7 +157,9 @@ t.test("a chat turn leaves an episodic memory and an emotion_log row", async (t)
   t.match(memory, { kind: "episodic", source_kind: "turn", embedder: "psyche-lexical-256" });
   t.equal(memory.content, `User: I am so happy today, my best friend is visiting!\nPsyche: ${reply}`);
   const emotion = await until("the turn's emotion_log row", async () => {
-    const res = await pool.query("select valence, arousal, stimulus_valence from emotion_log where cause = 'turn' and source_id = $1", [turnId]);
+    const res = await pool.query("select valence, arousal, stimulus_valence from emotion_log where cause = 'turn' and source_id = $1", [
+      turnId,
+    ]);
     return res.rows[0];
   });
   t.ok(emotion.stimulus_valence > 0, "a happy exchange is pleasant");

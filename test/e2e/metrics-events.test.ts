@@ -78,25 +78,46 @@ t.test("/metrics: every named family, in the text format, moving with a chat", a
   t.equal(before.value("psyche_worker_up"), 1);
   t.equal(before.value("psyche_queue_jobs", { queue: "psyche-inference", state: "active" }), 0);
 
-  await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "What a wonderful, happy day!" }], max_tokens: 8 });
-  await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "Stream this" }], max_tokens: 8, stream: true }).then(async (s) => {
-    for await (const _ of s);
+  await client.chat.completions.create({
+    model: "psyche",
+    messages: [{ role: "user", content: "What a wonderful, happy day!" }],
+    max_tokens: 8,
   });
-  await until("the turn's memory", async () => ((await psyche.db.pool.query("select 1 from memories where source_kind = 'turn'")).rowCount! >= 2 ? true : undefined));
+  await client.chat.completions
+    .create({ model: "psyche", messages: [{ role: "user", content: "Stream this" }], max_tokens: 8, stream: true })
+    .then(async (s) => {
+      for await (const _ of s);
+    });
+  await until("the turn's memory", async () =>
+    (await psyche.db.pool.query("select 1 from memories where source_kind = 'turn'")).rowCount! >= 2 ? true : undefined,
+  );
   const after = await scrape();
   const written = (await psyche.db.pool.query("select sum(completion_tokens)::int as n from turns")).rows[0].n;
   t.ok(written > 0);
-  t.equal(after.value("psyche_chat_tokens_total", { kind: "completion" })! - (before.value("psyche_chat_tokens_total", { kind: "completion" }) ?? 0), written, "the turns' completion tokens");
+  t.equal(
+    after.value("psyche_chat_tokens_total", { kind: "completion" })! -
+      (before.value("psyche_chat_tokens_total", { kind: "completion" }) ?? 0),
+    written,
+    "the turns' completion tokens",
+  );
   t.ok(after.value("psyche_chat_tokens_total", { kind: "prompt" })! > 0);
   t.equal(after.value("psyche_chat_time_to_first_token_seconds"), 2, "two first tokens timed");
   t.ok(after.value("psyche_http_requests_total", { route: "/v1/chat/completions", method: "POST", status: "200" })! >= 2);
-  t.match(after.byName.get("psyche_http_requests_total")!.metrics[0]!.labels!.process, /^.+:\d+$/, "per-process counters name their process");
+  t.match(
+    after.byName.get("psyche_http_requests_total")!.metrics[0]!.labels!.process,
+    /^.+:\d+$/,
+    "per-process counters name their process",
+  );
   t.ok(after.value("psyche_memories", { kind: "episodic" })! >= 2, "the turns' memories are counted");
   t.equal(after.value("psyche_queue_jobs", { queue: "psyche-inference", state: "completed" }), 2);
 });
 
 t.test("/v1/events: a dream starts and a chat wakes it; a reconnect with Last-Event-ID misses nothing", async (t) => {
-  const first = await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "dream", max_tokens: 3000 }) });
+  const first = await fetch(`${psyche.url}/dream/jobs`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ kind: "dream", max_tokens: 3000 }),
+  });
   t.equal(first.status, 202);
   // Listen from the start of the log: the dream may have begun already.
   const started = await readEvents({}, "?after=0&types=dream.state", (es) => es.some((e) => e.data.state === "dreaming"));
@@ -107,10 +128,21 @@ t.test("/v1/events: a dream starts and a chat wakes it; a reconnect with Last-Ev
   // Disconnected now; the chat comes while no one listens.
   const resumeFrom = started.at(-1).sseId;
   await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "wake up" }], max_tokens: 4 });
-  const rest = await readEvents({ "Last-Event-ID": resumeFrom }, "", (es) => es.some((e) => e.type === "dream.state" && e.data.state === "awake") || es.some((e) => e.data.state === "sleeping"));
-  t.ok(rest.every((e) => BigInt(e.id) > BigInt(resumeFrom)), "only events after the one seen");
+  const rest = await readEvents(
+    { "Last-Event-ID": resumeFrom },
+    "",
+    (es) => es.some((e) => e.type === "dream.state" && e.data.state === "awake") || es.some((e) => e.data.state === "sleeping"),
+  );
+  t.ok(
+    rest.every((e) => BigInt(e.id) > BigInt(resumeFrom)),
+    "only events after the one seen",
+  );
   const ids = rest.map((e) => BigInt(e.id));
-  t.same(ids, [...ids].sort((a, b) => (a < b ? -1 : 1)), "in order");
+  t.same(
+    ids,
+    [...ids].sort((a, b) => (a < b ? -1 : 1)),
+    "in order",
+  );
   const states = rest.filter((e) => e.type === "dream.state" && e.data.journal_id === dreaming.data.journal_id).map((e) => e.data.state);
   if (states.includes("sleeping")) {
     t.comment("the random model ended its dream before the chat came; the wake is not tested this run");
@@ -121,10 +153,25 @@ t.test("/v1/events: a dream starts and a chat wakes it; a reconnect with Last-Ev
   }
 
   // Nothing was missed: what the two connections saw is the log itself.
-  const log = await psyche.db.pool.query("select e.id::text from events e where e.id > $1 and e.id <= $2 order by e.id", [resumeFrom, rest.at(-1).id]);
-  t.same(rest.map((e) => e.id), log.rows.map((r) => r.id), "every event in the log, none twice");
+  const log = await psyche.db.pool.query("select e.id::text from events e where e.id > $1 and e.id <= $2 order by e.id", [
+    resumeFrom,
+    rest.at(-1).id,
+  ]);
+  t.same(
+    rest.map((e) => e.id),
+    log.rows.map((r) => r.id),
+    "every event in the log, none twice",
+  );
 
-  const scored = await until("the reverie's score", async () => (await psyche.db.pool.query("select 1 from events where type = 'reverie.finished' and data->>'journal_id' = $1", [dreaming.data.journal_id])).rows[0]);
+  const scored = await until(
+    "the reverie's score",
+    async () =>
+      (
+        await psyche.db.pool.query("select 1 from events where type = 'reverie.finished' and data->>'journal_id' = $1", [
+          dreaming.data.journal_id,
+        ])
+      ).rows[0],
+  );
   t.ok(scored);
   const metrics = await scrape();
   t.ok(metrics.value("psyche_reveries_total", { kind: "dream", status: states.includes("sleeping") ? "done" : "interrupted" })! >= 1);
@@ -133,16 +180,34 @@ t.test("/v1/events: a dream starts and a chat wakes it; a reconnect with Last-Ev
 
 t.test("memories and the mood: stored, folded and moved, each an event", async (t) => {
   const from = (await psyche.db.pool.query("select coalesce(max(id), 0)::text as id from events")).rows[0].id;
-  const res = await fetch(`${psyche.url}/v1/memories`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "The lighthouse keeper paints every spring", importance: 0.7 }) });
+  const res = await fetch(`${psyche.url}/v1/memories`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ content: "The lighthouse keeper paints every spring", importance: 0.7 }),
+  });
   t.equal(res.status, 201);
   const memory = (await res.json()) as any;
   await psyche.mem.mood.react({ valence: 0.8, arousal: 0.3 }, "api", null);
-  await psyche.db.pool.query("update memories set merged_into = $1 where id = (select id from memories where id <> $1 and deleted_at is null order by created_at limit 1)", [memory.id]);
+  await psyche.db.pool.query(
+    "update memories set merged_into = $1 where id = (select id from memories where id <> $1 and deleted_at is null order by created_at limit 1)",
+    [memory.id],
+  );
   const events = await readEvents({}, `?after=${from}`, (es) => es.some((e) => e.type === "memory.folded"));
   // The earlier chat's own memory may be stored meanwhile: this one is found by its id.
-  t.match(events.find((e) => e.type === "memory.stored" && e.data.id === memory.id), { data: { id: memory.id, kind: "semantic", importance: 0.7, source_kind: "api", excerpt: "The lighthouse keeper paints every spring" } });
-  t.match(events.find((e) => e.type === "mood.changed" && e.data.cause === "api"), { data: { valence: Number, arousal: Number } });
-  t.match(events.find((e) => e.type === "memory.folded"), { data: { into: memory.id } });
+  t.match(
+    events.find((e) => e.type === "memory.stored" && e.data.id === memory.id),
+    {
+      data: { id: memory.id, kind: "semantic", importance: 0.7, source_kind: "api", excerpt: "The lighthouse keeper paints every spring" },
+    },
+  );
+  t.match(
+    events.find((e) => e.type === "mood.changed" && e.data.cause === "api"),
+    { data: { valence: Number, arousal: Number } },
+  );
+  t.match(
+    events.find((e) => e.type === "memory.folded"),
+    { data: { into: memory.id } },
+  );
 });
 
 t.test("a client that comes after a minute of quiet is an event", async (t) => {
@@ -160,11 +225,23 @@ t.test("a client that comes after a minute of quiet is an event", async (t) => {
 t.test("the clients leaving is an event too, once per quiet spell", async (t) => {
   await psyche.db.pool.query("update activity set last_request_at = now() - interval '2 minutes'");
   const quietSince = (await psyche.db.pool.query("select last_request_at from activity")).rows[0].last_request_at;
-  const left = await until("client.left", async () => (await psyche.db.pool.query("select e.id, e.data from events e where e.type = 'client.left' and e.at >= $1 order by e.id desc limit 1", [quietSince])).rows[0], 10_000);
+  const left = await until(
+    "client.left",
+    async () =>
+      (
+        await psyche.db.pool.query(
+          "select e.id, e.data from events e where e.type = 'client.left' and e.at >= $1 order by e.id desc limit 1",
+          [quietSince],
+        )
+      ).rows[0],
+    10_000,
+  );
   t.type(left.data.last_request_at, "string");
   // Ticks go on; the same quiet spell is not recorded again.
   await new Promise((r) => setTimeout(r, 1500));
-  const again = (await psyche.db.pool.query("select count(*)::int as n from events e where e.type = 'client.left' and e.id > $1", [left.id])).rows[0].n;
+  const again = (
+    await psyche.db.pool.query("select count(*)::int as n from events e where e.type = 'client.left' and e.id > $1", [left.id])
+  ).rows[0].n;
   t.equal(again, 0);
 });
 
@@ -173,7 +250,11 @@ t.test("a backlog, a type filter, and bad queries", async (t) => {
   t.equal(backlog.length, 3, "the last 3 events");
   const last = (await psyche.db.pool.query("select max(id)::text as id from events")).rows[0].id;
   t.equal(backlog.at(-1).id, last);
-  for (const [query, param] of [["?types=dream.nope", "types[0]"], ["?after=-1", "after"], ["?backlog=5000", "backlog"]] as const) {
+  for (const [query, param] of [
+    ["?types=dream.nope", "types[0]"],
+    ["?after=-1", "after"],
+    ["?backlog=5000", "backlog"],
+  ] as const) {
     const res = await fetch(`${psyche.url}/v1/events${query}`);
     t.equal(res.status, 400, query);
     t.equal(((await res.json()) as any).error.param, param);

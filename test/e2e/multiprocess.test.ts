@@ -28,7 +28,15 @@ t.teardown(async () => {
 const realPostgres = await testDatabaseUrl(dataDir);
 const db = realPostgres ? undefined : await startCli(["db", "--db-port", "0"], quietEnv, /(postgresql:\/\/\S+)/);
 if (db) procs.push(db);
-const env = { ...quietEnv, DATABASE_URL: realPostgres ?? db!.match[1]!, PSYCHE_POLL_MS: "100", PSYCHE_HEARTBEAT_MS: "500", PSYCHE_THREADS: "1", PSYCHE_MAX_TOKENS: "4000", PSYCHE_DREAM_DELAY_SECONDS: "0" };
+const env = {
+  ...quietEnv,
+  DATABASE_URL: realPostgres ?? db!.match[1]!,
+  PSYCHE_POLL_MS: "100",
+  PSYCHE_HEARTBEAT_MS: "500",
+  PSYCHE_THREADS: "1",
+  PSYCHE_MAX_TOKENS: "4000",
+  PSYCHE_DREAM_DELAY_SECONDS: "0",
+};
 const pool = createPool(env.DATABASE_URL, 2);
 t.teardown(async () => {
   if (!pool.ending) await pool.end();
@@ -77,7 +85,13 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   const res = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "tell me everything" }], max_tokens: 3000, stream: true, seed: 4 }),
+    body: JSON.stringify({
+      model: "psyche",
+      messages: [{ role: "user", content: "tell me everything" }],
+      max_tokens: 3000,
+      stream: true,
+      seed: 4,
+    }),
   });
   t.equal(res.status, 200);
   const turnId = res.headers.get("x-psyche-turn")!;
@@ -110,7 +124,8 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
     .map((d) => JSON.parse(d).choices?.[0]?.delta?.content ?? "")
     .join("");
 
-  const turn = (await pool.query("select status, attempts, content, completion_tokens, finish_reason from turns where id = $1", [turnId])).rows[0];
+  const turn = (await pool.query("select status, attempts, content, completion_tokens, finish_reason from turns where id = $1", [turnId]))
+    .rows[0];
   t.equal(turn.status, "done");
   t.equal(turn.attempts, 2, "retried once, by the new worker");
   // The random model rarely ends a reply itself, but it can, after thousands of tokens; a
@@ -120,14 +135,27 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(content, turn.content, "what the client received is the stored reply: nothing lost, nothing twice");
   const replies = await pool.query("select count(*)::int as n from messages where turn_id = $1 and role = 'assistant'", [turnId]);
   t.equal(replies.rows[0].n, 1, "one reply stored");
-  const jobs = await pool.query("select state::text, count(*)::int as n from pgboss.job where name = 'psyche-inference' and data->>'turnId' = $1 group by state order by state", [turnId]);
-  t.same(jobs.rows, [{ state: "cancelled", n: 1 }, { state: "completed", n: 1 }], "the dead worker's job was closed and its replacement completed; none left to run");
+  const jobs = await pool.query(
+    "select state::text, count(*)::int as n from pgboss.job where name = 'psyche-inference' and data->>'turnId' = $1 group by state order by state",
+    [turnId],
+  );
+  t.same(
+    jobs.rows,
+    [
+      { state: "cancelled", n: 1 },
+      { state: "completed", n: 1 },
+    ],
+    "the dead worker's job was closed and its replacement completed; none left to run",
+  );
   // The inference process forms the turn's memory and then moves the mood (a pg-boss job, two
   // transactions), once, after the retry. Wait for the second write, then count both.
-  const counts = async () => (await pool.query(
-    "select (select count(*)::int from memories where source_kind = 'turn' and source_id = $1) as memories, (select count(*)::int from emotion_log where source_id = $1) as moods",
-    [turnId],
-  )).rows[0] as { memories: number; moods: number };
+  const counts = async () =>
+    (
+      await pool.query(
+        "select (select count(*)::int from memories where source_kind = 'turn' and source_id = $1) as memories, (select count(*)::int from emotion_log where source_id = $1) as moods",
+        [turnId],
+      )
+    ).rows[0] as { memories: number; moods: number };
   await until("the turn's mood change", async () => ((await counts()).moods > 0 ? true : undefined), 20_000).catch(() => undefined);
   const formed = await counts();
   t.equal(formed.memories, 1, "one episodic memory of the finished turn");
@@ -161,11 +189,22 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
     .map((b) => /^data: (\{.*\})$/m.exec(b)?.[1])
     .filter((d): d is string => d !== undefined)
     .map((d) => JSON.parse(d));
-  t.same(parsed.map((e) => e.sequence_number), parsed.map((_, i) => i), "one numbered sequence across the crash");
+  t.same(
+    parsed.map((e) => e.sequence_number),
+    parsed.map((_, i) => i),
+    "one numbered sequence across the crash",
+  );
   t.match(parsed.at(-1).type, /^response\.(completed|incomplete)$/);
   const rturn = (await pool.query("select status, attempts, content from turns where id = $1", [responseTurn])).rows[0];
   t.match(rturn, { status: "done", attempts: 2 });
-  t.equal(parsed.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join(""), rturn.content, "the client's deltas are the stored reply");
+  t.equal(
+    parsed
+      .filter((e) => e.type === "response.output_text.delta")
+      .map((e) => e.delta)
+      .join(""),
+    rturn.content,
+    "the client's deltas are the stored reply",
+  );
   t.equal(parsed.at(-1).response.output[0].content[0].text, rturn.content);
 
   // SIGTERM: every process stops taking work, settles, exits 0.
@@ -184,9 +223,17 @@ t.test("a chat sent to the web process wakes a dream in the inference process wi
   const url = web.match[1]!;
   const inference = await startCli(["inference"], env, /inference worker \S+ running/);
   procs.push(inference);
-  const queued = await fetch(`${url}/dream/jobs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "dream", max_tokens: 4000 }) });
+  const queued = await fetch(`${url}/dream/jobs`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ kind: "dream", max_tokens: 4000 }),
+  });
   t.equal(queued.status, 202);
-  const dream = await until("the dream to be generating", async () => (await pool.query("select id from dream_journal where kind = 'dream' and status = 'dreaming' and tokens = 0")).rows[0], 30_000);
+  const dream = await until(
+    "the dream to be generating",
+    async () => (await pool.query("select id from dream_journal where kind = 'dream' and status = 'dreaming' and tokens = 0")).rows[0],
+    30_000,
+  );
   const chat = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },

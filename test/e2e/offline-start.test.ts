@@ -21,38 +21,78 @@ t.teardown(() => {
   blackHole.close();
 });
 
-t.test("serve with a model file listens within the limit on a hub that never answers, on the built-in embedder", { skip: EMBEDDED_ONLY }, async (t) => {
-  const dataDir = serverDir(t);
-  const model = ensureTinyModel(join(dataDir, "own")); // a .gguf file of the user's: no `tiny` shortcut
-  const started = Date.now();
-  const psyche = await startCli(
-    ["serve", "--model", model, "--data-dir", dataDir, "--port", "0", "--db-port", "0", "--threads", "1", "--hf-endpoint", hub, "--download-timeout-seconds", "2", "--log-level", "info"],
-    {},
-    /Psyche is listening on (http:\/\/\S+) /,
-    30_000,
-  );
-  t.teardown(() => void psyche.child.kill("SIGKILL"));
-  t.ok(Date.now() - started < 30_000, `listening after ${Date.now() - started} ms`);
-  const out = psyche.output();
-  t.match(out, /downloading hf:ChristianAzinn\/bge-small-en-v1\.5-gguf/, "it says what it downloads");
-  t.ok(out.includes(hub.replace(/\/$/, "")), "and from where");
-  t.match(out, /using the built-in embedder: the default embedding model could not be had/, "and why it uses the built-in embedder");
-  t.match(out, /did not finish within 2 s/);
-  const models = (await (await fetch(`${psyche.match[1]}/v1/models`)).json()) as { data: { id: string }[] };
-  t.ok(models.data.some((m) => m.id === "psyche-lexical-256"), "the built-in embedder serves");
-  psyche.child.kill("SIGTERM");
-  t.equal(await psyche.exited, 0);
-});
+t.test(
+  "serve with a model file listens within the limit on a hub that never answers, on the built-in embedder",
+  { skip: EMBEDDED_ONLY },
+  async (t) => {
+    const dataDir = serverDir(t);
+    const model = ensureTinyModel(join(dataDir, "own")); // a .gguf file of the user's: no `tiny` shortcut
+    const started = Date.now();
+    const psyche = await startCli(
+      [
+        "serve",
+        "--model",
+        model,
+        "--data-dir",
+        dataDir,
+        "--port",
+        "0",
+        "--db-port",
+        "0",
+        "--threads",
+        "1",
+        "--hf-endpoint",
+        hub,
+        "--download-timeout-seconds",
+        "2",
+        "--log-level",
+        "info",
+      ],
+      {},
+      /Psyche is listening on (http:\/\/\S+) /,
+      30_000,
+    );
+    t.teardown(() => void psyche.child.kill("SIGKILL"));
+    t.ok(Date.now() - started < 30_000, `listening after ${Date.now() - started} ms`);
+    const out = psyche.output();
+    t.match(out, /downloading hf:ChristianAzinn\/bge-small-en-v1\.5-gguf/, "it says what it downloads");
+    t.ok(out.includes(hub.replace(/\/$/, "")), "and from where");
+    t.match(out, /using the built-in embedder: the default embedding model could not be had/, "and why it uses the built-in embedder");
+    t.match(out, /did not finish within 2 s/);
+    const models = (await (await fetch(`${psyche.match[1]}/v1/models`)).json()) as { data: { id: string }[] };
+    t.ok(
+      models.data.some((m) => m.id === "psyche-lexical-256"),
+      "the built-in embedder serves",
+    );
+    psyche.child.kill("SIGTERM");
+    t.equal(await psyche.exited, 0);
+  },
+);
 
-t.test("psyche model pull: a model already in the data directory is not fetched again; a bad URI is a usage error", { skip: EMBEDDED_ONLY }, async (t) => {
-  const dataDir = serverDir(t);
-  mkdirSync(join(dataDir, "models"), { recursive: true });
-  // Where node-llama-cpp keeps this URI's file once downloaded.
-  writeFileSync(join(dataDir, "models", "hf_ChristianAzinn_bge-small-en-v1.5.Q8_0.gguf"), "stands in for the model");
-  const pulled = await runCli(["model", "pull", "hf:ChristianAzinn/bge-small-en-v1.5-gguf/bge-small-en-v1.5.Q8_0.gguf", "--data-dir", dataDir, "--hf-endpoint", hub], {});
-  t.equal(pulled.code, 0, pulled.out);
-  t.match(pulled.out, /already downloaded: .*hf_ChristianAzinn_bge-small-en-v1\.5\.Q8_0\.gguf/);
-  const bad = await runCli(["model", "pull", "not-a-uri", "--data-dir", dataDir], {});
-  t.equal(bad.code, 2);
-  t.match(bad.out, /psyche model pull needs an hf: URI or a URL/);
-});
+t.test(
+  "psyche model pull: a model already in the data directory is not fetched again; a bad URI is a usage error",
+  { skip: EMBEDDED_ONLY },
+  async (t) => {
+    const dataDir = serverDir(t);
+    mkdirSync(join(dataDir, "models"), { recursive: true });
+    // Where node-llama-cpp keeps this URI's file once downloaded.
+    writeFileSync(join(dataDir, "models", "hf_ChristianAzinn_bge-small-en-v1.5.Q8_0.gguf"), "stands in for the model");
+    const pulled = await runCli(
+      [
+        "model",
+        "pull",
+        "hf:ChristianAzinn/bge-small-en-v1.5-gguf/bge-small-en-v1.5.Q8_0.gguf",
+        "--data-dir",
+        dataDir,
+        "--hf-endpoint",
+        hub,
+      ],
+      {},
+    );
+    t.equal(pulled.code, 0, pulled.out);
+    t.match(pulled.out, /already downloaded: .*hf_ChristianAzinn_bge-small-en-v1\.5\.Q8_0\.gguf/);
+    const bad = await runCli(["model", "pull", "not-a-uri", "--data-dir", dataDir], {});
+    t.equal(bad.code, 2);
+    t.match(bad.out, /psyche model pull needs an hf: URI or a URL/);
+  },
+);

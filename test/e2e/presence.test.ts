@@ -11,10 +11,15 @@ const pool = psyche.db.pool;
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dreams = async () => (await pool.query("select count(*)::int as n from dream_journal where kind = 'dream'")).rows[0].n as number;
-const lastRequest = async () => ((await (await fetch(`${psyche.url}/health`)).json()) as { last_request_at: string | null }).last_request_at;
+const lastRequest = async () =>
+  ((await (await fetch(`${psyche.url}/health`)).json()) as { last_request_at: string | null }).last_request_at;
 
 t.test("an agent using memory and MCP, with no chat, keeps Psyche from dreaming", async (t) => {
-  await fetch(`${psyche.url}/dream/config`, { method: "PATCH", headers: auth, body: JSON.stringify({ idle_thoughts: false, reflection_threshold: 0 }) });
+  await fetch(`${psyche.url}/dream/config`, {
+    method: "PATCH",
+    headers: auth,
+    body: JSON.stringify({ idle_thoughts: false, reflection_threshold: 0 }),
+  });
   const until5s = Date.now() + 5000;
   while (Date.now() < until5s) {
     t.equal((await fetch(`${psyche.url}/v1/memories/search?q=anything`, { headers: auth })).status, 200);

@@ -12,19 +12,33 @@ import { MAINTENANCE_CRON } from "../../workers/memory-worker.js";
 const psyche = await startPsyche(t, { recallPromptTokens: 0, duplicateSimilarity: 1, moodHalfLifeMinutes: 0.01 });
 const pool = psyche.db.pool;
 const call = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${psyche.url}${path}`, { method, headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${psyche.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as any };
 };
-const remember = async (content: string, importance: number, kind = "episodic") => (await call("POST", "/v1/memories", { content, importance, kind })).body.id as string;
+const remember = async (content: string, importance: number, kind = "episodic") =>
+  (await call("POST", "/v1/memories", { content, importance, kind })).body.id as string;
 const finished = (id: string) =>
-  until(`job ${id}`, async () => {
-    const res = await call("GET", `/dream/jobs/${id}`);
-    return res.body.status === "completed" || res.body.status === "failed" ? res.body : undefined;
-  }, 60_000);
+  until(
+    `job ${id}`,
+    async () => {
+      const res = await call("GET", `/dream/jobs/${id}`);
+      return res.body.status === "completed" || res.body.status === "failed" ? res.body : undefined;
+    },
+    60_000,
+  );
 
 t.test("a batch of reflections: each journaled, each insight citing the memories it drew on", async (t) => {
   const sources: string[] = [];
-  for (const text of ["Anna practised the piano for two hours", "Anna was nervous before her recital", "Anna played Chopin at the recital", "The weather turned cold in November"]) {
+  for (const text of [
+    "Anna practised the piano for two hours",
+    "Anna was nervous before her recital",
+    "Anna played Chopin at the recital",
+    "The weather turned cold in November",
+  ]) {
     sources.push(await remember(text, 0.6));
   }
   const queued = await call("POST", "/dream/jobs", { kind: "reflect", count: 3, max_tokens: 24 });
@@ -41,14 +55,23 @@ t.test("a batch of reflections: each journaled, each insight citing the memories
   const first = jobs[0].journal[0];
   t.same([...first.seed_memory_ids].sort(), [...sources].sort(), "the first reflection drew on the new memories");
   t.equal(first.tokens, 24);
-  const insight = await until("the first insight", async () => (await pool.query("select * from memories where kind = 'insight' and source_id = $1", [first.id])).rows[0]);
+  const insight = await until(
+    "the first insight",
+    async () => (await pool.query("select * from memories where kind = 'insight' and source_id = $1", [first.id])).rows[0],
+  );
   t.ok(insight.citations.length > 0, "it cites");
-  t.ok(insight.citations.every((c: string) => sources.includes(c)), "only memories the reflection drew on");
+  t.ok(
+    insight.citations.every((c: string) => sources.includes(c)),
+    "only memories the reflection drew on",
+  );
   const viewed = await pool.query("select source_id from insights_with_sources where id = $1", [insight.id]);
   t.equal(viewed.rows.length, insight.citations.length, "insights_with_sources lists each source");
   // The next reflections draw on what came after the first: its insight, not the old memories again.
   const later = jobs[2].journal[0];
-  t.notOk(later.seed_memory_ids.some((id: string) => sources.includes(id)), "a later reflection does not redo the same memories");
+  t.notOk(
+    later.seed_memory_ids.some((id: string) => sources.includes(id)),
+    "a later reflection does not redo the same memories",
+  );
   const listed = await call("GET", "/dream/journal?kind=reflect&limit=2");
   t.equal(listed.body.data.length, 2);
   t.equal(listed.body.has_more, true);
@@ -59,13 +82,24 @@ t.test("a batch of reflections: each journaled, each insight citing the memories
 });
 
 t.test("bad job requests: OpenAI's error shape; unknown jobs are 404", async (t) => {
-  const before = (await pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")).rows[0].n;
-  for (const body of [{ kind: "nap" }, { kind: "reflect", count: 0 }, { kind: "consolidate", focus: "x" }, { kind: "consolidate", max_tokens: 5 }, { kind: "reflect", focus: "" }]) {
+  const before = (await pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'"))
+    .rows[0].n;
+  for (const body of [
+    { kind: "nap" },
+    { kind: "reflect", count: 0 },
+    { kind: "consolidate", focus: "x" },
+    { kind: "consolidate", max_tokens: 5 },
+    { kind: "reflect", focus: "" },
+  ]) {
     const res = await call("POST", "/dream/jobs", body);
     t.equal(res.status, 400, JSON.stringify(body));
     t.match(res.body.error, { type: "invalid_request_error", message: String });
   }
-  t.equal((await pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")).rows[0].n, before, "nothing queued");
+  t.equal(
+    (await pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'")).rows[0].n,
+    before,
+    "nothing queued",
+  );
   const notUuid = await call("GET", "/dream/jobs/not-a-job");
   t.equal(notUuid.status, 400);
   const unknown = await call("GET", "/dream/jobs/00000000-0000-4000-8000-000000000000");
@@ -77,14 +111,31 @@ t.test("bad job requests: OpenAI's error shape; unknown jobs are 404", async (t)
 });
 
 t.test("reflection starts by itself when the new memories' importance adds up", async (t) => {
-  await call("PATCH", "/dream/config", { enabled: true, reflection_threshold: 1.5, wake_lock_seconds: 0, idle_thoughts: false, dream_delay_seconds: 3600, reflection_max_tokens: 16 });
+  await call("PATCH", "/dream/config", {
+    enabled: true,
+    reflection_threshold: 1.5,
+    wake_lock_seconds: 0,
+    idle_thoughts: false,
+    dream_delay_seconds: 3600,
+    reflection_max_tokens: 16,
+  });
   const before = (await pool.query("select count(*)::int as n from dream_journal where kind = 'reflect'")).rows[0].n;
-  const cats = [await remember("Bruno adopted a grey cat called Pixel", 0.5), await remember("Pixel the cat sleeps on Bruno's keyboard", 0.5)];
+  const cats = [
+    await remember("Bruno adopted a grey cat called Pixel", 0.5),
+    await remember("Pixel the cat sleeps on Bruno's keyboard", 0.5),
+  ];
   await new Promise((r) => setTimeout(r, 1500));
-  t.equal((await pool.query("select count(*)::int as n from dream_journal where kind = 'reflect'")).rows[0].n, before, "not below the threshold");
+  t.equal(
+    (await pool.query("select count(*)::int as n from dream_journal where kind = 'reflect'")).rows[0].n,
+    before,
+    "not below the threshold",
+  );
   cats.push(await remember("Bruno laughs about Pixel every morning", 0.6));
-  const row = await until("a reflection by itself", async () =>
-    (await pool.query("select * from dream_journal where kind = 'reflect' and status = 'done' and $1::uuid[] <@ seed_memory_ids", [cats])).rows[0],
+  const row = await until(
+    "a reflection by itself",
+    async () =>
+      (await pool.query("select * from dream_journal where kind = 'reflect' and status = 'done' and $1::uuid[] <@ seed_memory_ids", [cats]))
+        .rows[0],
   );
   t.ok(row, "it drew on the three new memories");
   const job = await pool.query("select priority, data from pgboss.job where id = $1", [row.job_id]);
@@ -110,7 +161,11 @@ t.test("consolidation folds memories that say the same thing into the more impor
   const job = await finished(queued.body.data[0].id);
   t.equal(job.status, "completed");
   t.match(job.journal[0], { kind: "consolidate", status: "done", content: /^Folded \d+ near-duplicate/ });
-  const rows = (await pool.query("select id, deleted_at, merged_into, reinforcements, importance from memories where id = any($1::uuid[])", [[keep, twin, near, other]])).rows;
+  const rows = (
+    await pool.query("select id, deleted_at, merged_into, reinforcements, importance from memories where id = any($1::uuid[])", [
+      [keep, twin, near, other],
+    ])
+  ).rows;
   const by = Object.fromEntries(rows.map((r) => [r.id, r]));
   t.equal(by[twin].merged_into, keep, "the less important twin points at the survivor");
   t.ok(by[twin].deleted_at, "and is gone from searches");
@@ -129,9 +184,15 @@ t.test("the maintenance schedule: pg-boss holds the cron; a tick writes the mood
   await psyche.mem.mood.react({ valence: -0.9, arousal: 0.9 }, "api", null);
   await new Promise((r) => setTimeout(r, 1500)); // several half-lives
   await psyche.db.boss.send(MAINTENANCE_QUEUE, { kind: "tick" });
-  const decayed = await until("the decay row", async () => (await pool.query("select valence, arousal from emotion_log where cause = 'decay' order by id desc limit 1")).rows[0]);
+  const decayed = await until(
+    "the decay row",
+    async () => (await pool.query("select valence, arousal from emotion_log where cause = 'decay' order by id desc limit 1")).rows[0],
+  );
   const baseline = psyche.mem.mood.settings.baseline;
-  t.ok(Math.abs(decayed.valence - baseline.valence) < 0.1 && Math.abs(decayed.arousal - baseline.arousal) < 0.1, "settled near the baseline");
+  t.ok(
+    Math.abs(decayed.valence - baseline.valence) < 0.1 && Math.abs(decayed.arousal - baseline.arousal) < 0.1,
+    "settled near the baseline",
+  );
   // Consolidation ran in the same tick only if due: the last finished one was moments ago.
   const runs = (await pool.query("select count(*)::int as n from dream_journal where kind = 'consolidate'")).rows[0].n;
   t.equal(runs, 2, "no consolidation within the interval");

@@ -46,8 +46,13 @@ t.test("the frequency and presence penalties make a favoured token repeat less",
   // Favoured, not forced: other tokens still compete once it has been said.
   const favoured = await reply({ logit_bias: { [memory]: 6 }, max_tokens: 24 }, 3);
   const penalised = await reply({ logit_bias: { [memory]: 6 }, max_tokens: 24, frequency_penalty: 2, presence_penalty: 2 }, 3);
-  t.ok(count(favoured.content, "memory") > count(penalised.content, "memory"), `${count(favoured.content, "memory")} times, then ${count(penalised.content, "memory")}`);
-  const stored = await psyche.db.pool.query("select presence_penalty, frequency_penalty, logit_bias from turns where id = $1", [penalised.body.psyche.turn_id]);
+  t.ok(
+    count(favoured.content, "memory") > count(penalised.content, "memory"),
+    `${count(favoured.content, "memory")} times, then ${count(penalised.content, "memory")}`,
+  );
+  const stored = await psyche.db.pool.query("select presence_penalty, frequency_penalty, logit_bias from turns where id = $1", [
+    penalised.body.psyche.turn_id,
+  ]);
   t.same(stored.rows[0], { presence_penalty: 2, frequency_penalty: 2, logit_bias: { [memory]: 6 } });
 });
 

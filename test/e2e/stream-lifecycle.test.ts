@@ -15,7 +15,8 @@ const waitFor = async (check: () => Promise<boolean>, ms = 20_000) => {
   }
   return false;
 };
-const turnStatus = async (id: string) => (await psyche.db.pool.query("select status, content, completion_tokens, error from turns where id = $1", [id])).rows[0];
+const turnStatus = async (id: string) =>
+  (await psyche.db.pool.query("select status, content, completion_tokens, error from turns where id = $1", [id])).rows[0];
 
 /** Reads an SSE response body into its data payloads. */
 async function readSse(res: Response): Promise<{ ids: number[]; data: string[] }> {
@@ -31,14 +32,23 @@ async function readSse(res: Response): Promise<{ ids: number[]; data: string[] }
   return { ids, data };
 }
 const contentOf = (data: string[]) =>
-  data.filter((d) => d !== "[DONE]").map((d) => JSON.parse(d).choices?.[0]?.delta?.content ?? "").join("");
+  data
+    .filter((d) => d !== "[DONE]")
+    .map((d) => JSON.parse(d).choices?.[0]?.delta?.content ?? "")
+    .join("");
 
 t.test("a client that disconnects mid-stream: the turn finishes and is stored whole; the stream resumes", async (t) => {
   const ac = new AbortController();
   const res = await fetch(`${psyche.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "a long story" }], max_tokens: 1500, stream: true, seed: 9 }),
+    body: JSON.stringify({
+      model: "psyche",
+      messages: [{ role: "user", content: "a long story" }],
+      max_tokens: 1500,
+      stream: true,
+      seed: 9,
+    }),
     signal: ac.signal,
   });
   t.equal(res.status, 200);
@@ -58,7 +68,10 @@ t.test("a client that disconnects mid-stream: the turn finishes and is stored wh
   // Resume after an event id: exactly the rest.
   const cut = whole.ids[Math.floor(whole.ids.length / 2)]!;
   const rest = await readSse(await fetch(`${psyche.url}/v1/turns/${turnId}/events`, { headers: { "Last-Event-ID": String(cut) } }));
-  t.ok(rest.ids.every((id) => id > cut), "only events after Last-Event-ID");
+  t.ok(
+    rest.ids.every((id) => id > cut),
+    "only events after Last-Event-ID",
+  );
   const head = await readSse(await fetch(`${psyche.url}/v1/turns/${turnId}/events`));
   const before = contentOf(head.data.slice(0, 1 + head.ids.indexOf(cut) + 1));
   t.equal(before + contentOf(rest.data), turn.content, "before + rest = the whole reply, nothing twice");

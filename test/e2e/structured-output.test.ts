@@ -26,7 +26,13 @@ const schema = {
 const format = { type: "json_schema" as const, json_schema: { name: "feeling", schema, strict: true } };
 function matches(value: any): boolean {
   return (
-    typeof value === "object" && value !== null && ["calm", "glad", "sad"].includes(value.mood) && typeof value.note === "string" && value.note.length <= 24 && typeof value.ok === "boolean" && Object.keys(value).length === 3
+    typeof value === "object" &&
+    value !== null &&
+    ["calm", "glad", "sad"].includes(value.mood) &&
+    typeof value.note === "string" &&
+    value.note.length <= 24 &&
+    typeof value.ok === "boolean" &&
+    Object.keys(value).length === 3
   );
 }
 
@@ -41,13 +47,25 @@ t.test("json_schema: the reply is JSON of the schema, for several seeds, with re
     const value = JSON.parse(choice.message.content!);
     t.ok(matches(value), `seed ${seed}: ${choice.message.content}`);
     t.notOk((data as any).psyche.response_format_problems, "no problems reported");
-    const stored = await psyche.db.pool.query("select response_format, content from turns where id = $1", [response.headers.get("x-psyche-turn")]);
-    t.match(stored.rows[0], { response_format: { type: "json_schema", name: "feeling", strict: true, schema }, content: choice.message.content });
+    const stored = await psyche.db.pool.query("select response_format, content from turns where id = $1", [
+      response.headers.get("x-psyche-turn"),
+    ]);
+    t.match(stored.rows[0], {
+      response_format: { type: "json_schema", name: "feeling", strict: true, schema },
+      content: choice.message.content,
+    });
   }
 });
 
 t.test("json_schema streamed: the deltas join into JSON of the schema", async (t) => {
-  const stream = await client.chat.completions.create({ model: "psyche", messages: [user("And now?")], response_format: format, max_tokens: 300, seed: 9, stream: true });
+  const stream = await client.chat.completions.create({
+    model: "psyche",
+    messages: [user("And now?")],
+    response_format: format,
+    max_tokens: 300,
+    seed: 9,
+    stream: true,
+  });
   let text = "";
   let finish: string | null = null;
   for await (const chunk of stream) {
@@ -59,7 +77,13 @@ t.test("json_schema streamed: the deltas join into JSON of the schema", async (t
 });
 
 t.test("json_object: any JSON object", async (t) => {
-  const data = await client.chat.completions.create({ model: "psyche", messages: [user("Give me an object")], response_format: { type: "json_object" }, max_tokens: 400, seed: 5 });
+  const data = await client.chat.completions.create({
+    model: "psyche",
+    messages: [user("Give me an object")],
+    response_format: { type: "json_object" },
+    max_tokens: 400,
+    seed: 5,
+  });
   const content = data.choices[0]!.message.content!;
   if (data.choices[0]!.finish_reason === "stop") {
     const value = JSON.parse(content);
@@ -72,18 +96,42 @@ t.test("json_object: any JSON object", async (t) => {
 });
 
 t.test("cut off by max_tokens: the reply says its JSON is unfinished, streaming or not", async (t) => {
-  const data = await client.chat.completions.create({ model: "psyche", messages: [user("Quickly")], response_format: format, max_tokens: 3, seed: 1 });
+  const data = await client.chat.completions.create({
+    model: "psyche",
+    messages: [user("Quickly")],
+    response_format: format,
+    max_tokens: 3,
+    seed: 1,
+  });
   t.equal(data.choices[0]!.finish_reason, "length");
   t.same((data as any).psyche.response_format_problems, ["the reply was cut off by max_tokens before its JSON ended"]);
-  const stream = await client.chat.completions.create({ model: "psyche", messages: [user("Quickly")], response_format: format, max_tokens: 3, seed: 1, stream: true });
+  const stream = await client.chat.completions.create({
+    model: "psyche",
+    messages: [user("Quickly")],
+    response_format: format,
+    max_tokens: 3,
+    seed: 1,
+    stream: true,
+  });
   let last: any;
   for await (const chunk of stream) if (chunk.choices[0]?.finish_reason) last = chunk;
   t.same(last.psyche.response_format_problems, ["the reply was cut off by max_tokens before its JSON ended"]);
 });
 
 t.test("not strict: what the grammar cannot enforce is checked afterwards and reported", async (t) => {
-  const loose = { type: "object", properties: { code: { type: "string", maxLength: 8, pattern: "^[0-9]{8}$" } }, required: ["code"], additionalProperties: false };
-  const data = await client.chat.completions.create({ model: "psyche", messages: [user("A code")], response_format: { type: "json_schema", json_schema: { name: "code", schema: loose } }, max_tokens: 200, seed: 2 });
+  const loose = {
+    type: "object",
+    properties: { code: { type: "string", maxLength: 8, pattern: "^[0-9]{8}$" } },
+    required: ["code"],
+    additionalProperties: false,
+  };
+  const data = await client.chat.completions.create({
+    model: "psyche",
+    messages: [user("A code")],
+    response_format: { type: "json_schema", json_schema: { name: "code", schema: loose } },
+    max_tokens: 200,
+    seed: 2,
+  });
   const value = JSON.parse(data.choices[0]!.message.content!);
   t.type(value.code, "string");
   if (/^[0-9]{8}$/.test(value.code)) t.notOk((data as any).psyche.response_format_problems);
@@ -93,14 +141,51 @@ t.test("not strict: what the grammar cannot enforce is checked afterwards and re
 t.test("bad formats are a 400 naming the field, and store nothing", async (t) => {
   const before = await writtenRows(psyche);
   const post = (body: Record<string, unknown>) =>
-    fetch(`${psyche.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "psyche", messages: [user("hi")], ...body }) });
+    fetch(`${psyche.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "psyche", messages: [user("hi")], ...body }),
+    });
   const cases: [string, Record<string, unknown>, RegExp, string][] = [
     ["xml", { response_format: { type: "xml" } }, /response_format\.type must be text, json_object or json_schema/, "response_format.type"],
     ["no name", { response_format: { type: "json_schema", json_schema: { schema } } }, /name/, "response_format.json_schema.name"],
-    ["strict with a pattern", { response_format: { type: "json_schema", json_schema: { name: "x", strict: true, schema: { type: "object", properties: { a: { type: "string", pattern: "^a$" } } } } } }, /"pattern" .*cannot be enforced/, "response_format.json_schema.schema"],
-    ["a $ref", { response_format: { type: "json_schema", json_schema: { name: "x", schema: { $ref: "#/$defs/a" } } } }, /response_format\.json_schema\.schema: schema: no type/, "response_format.json_schema.schema"],
-    ["not JSON Schema", { response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object", properties: { a: { type: "strin" } } } } } }, /response_format\.json_schema\.schema/, "response_format.json_schema.schema"],
-    ["beside tools", { response_format: { type: "json_object" }, tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: {} } } }] }, /cannot be combined with tools/, "response_format"],
+    [
+      "strict with a pattern",
+      {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "x", strict: true, schema: { type: "object", properties: { a: { type: "string", pattern: "^a$" } } } },
+        },
+      },
+      /"pattern" .*cannot be enforced/,
+      "response_format.json_schema.schema",
+    ],
+    [
+      "a $ref",
+      { response_format: { type: "json_schema", json_schema: { name: "x", schema: { $ref: "#/$defs/a" } } } },
+      /response_format\.json_schema\.schema: schema: no type/,
+      "response_format.json_schema.schema",
+    ],
+    [
+      "not JSON Schema",
+      {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "x", schema: { type: "object", properties: { a: { type: "strin" } } } },
+        },
+      },
+      /response_format\.json_schema\.schema/,
+      "response_format.json_schema.schema",
+    ],
+    [
+      "beside tools",
+      {
+        response_format: { type: "json_object" },
+        tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: {} } } }],
+      },
+      /cannot be combined with tools/,
+      "response_format",
+    ],
   ];
   for (const [what, body, message, param] of cases) {
     const res = await post(body);
@@ -109,7 +194,12 @@ t.test("bad formats are a 400 naming the field, and store nothing", async (t) =>
     t.match(err, { type: "invalid_request_error", message, param }, what);
   }
   t.same(await writtenRows(psyche), before, "nothing was stored");
-  const none = await post({ response_format: { type: "json_object" }, tool_choice: "none", tools: [{ type: "function", function: { name: "f" } }], max_tokens: 60 });
+  const none = await post({
+    response_format: { type: "json_object" },
+    tool_choice: "none",
+    tools: [{ type: "function", function: { name: "f" } }],
+    max_tokens: 60,
+  });
   t.equal(none.status, 200, 'tools with tool_choice "none" leave the format free to apply');
   const text = await post({ response_format: { type: "text" }, max_tokens: 2 });
   t.equal(text.status, 200, '"text" is free text, as without a format');

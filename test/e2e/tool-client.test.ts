@@ -42,9 +42,12 @@ t.test("scenario 1 with the real tiny model: a forced call, run locally, then a 
 
 t.test("scenario 2 with a scripted model: list, then read, then a summary", async (t) => {
   const engine = new ScriptedEngine((request) => {
-    const results = sinceUser(request).after.filter((m) => m.role === "tool").map((m) => m.content);
+    const results = sinceUser(request)
+      .after.filter((m) => m.role === "tool")
+      .map((m) => m.content);
     if (results.length === 0) return { toolCalls: [{ name: "list_directory", arguments: { path: "." } }] };
-    if (results.length === 1) return { toolCalls: [{ name: "read_file", arguments: { path: results[0]!.includes("README.md") ? "README.md" : "nothing" } }] };
+    if (results.length === 1)
+      return { toolCalls: [{ name: "read_file", arguments: { path: results[0]!.includes("README.md") ? "README.md" : "nothing" } }] };
     if (results.length === 2) return { toolCalls: [{ name: "read_file", arguments: { path: "../secret.txt" } }] };
     return { text: `Files: ${results[0]!.split("\n").join(", ")}. README: ${results[1]!.split("\n")[0]}. Outside: ${results[2]}` };
   });

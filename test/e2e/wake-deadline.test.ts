@@ -39,9 +39,16 @@ const psyche = await startPsyche(t, { recallPromptTokens: 0, memoryTools: false 
 const pool = psyche.db.pool;
 
 t.test("a reverie that does not stop is abandoned, and the chat goes first", async (t) => {
-  const queued = await fetch(`${psyche.url}/dream/jobs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ kind: "dream" }) });
+  const queued = await fetch(`${psyche.url}/dream/jobs`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ kind: "dream" }),
+  });
   t.equal(queued.status, 202);
-  const entry = await until("the dream to start", async () => (await pool.query("select id from dream_journal where kind = 'dream' and status = 'dreaming'")).rows[0]);
+  const entry = await until(
+    "the dream to start",
+    async () => (await pool.query("select id from dream_journal where kind = 'dream' and status = 'dreaming'")).rows[0],
+  );
   const chat = await fetch(`${psyche.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -51,10 +58,14 @@ t.test("a reverie that does not stop is abandoned, and the chat goes first", asy
   t.equal(((await chat.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content, "hello");
   t.ok(engine.chatEndedAt > 0 && engine.dreamEndedAt === 0, "the chat was answered while the dream was still generating");
   t.equal(psyche.worker.outcomes.get("dream-abandoned"), 1, "the worker abandoned the reverie");
-  const ended = await until("the abandoned dream's end to be written", async () => {
-    const row = (await pool.query("select status, content from dream_journal where id = $1", [entry.id])).rows[0];
-    return row.status === "dreaming" ? undefined : row;
-  }, 20_000);
+  const ended = await until(
+    "the abandoned dream's end to be written",
+    async () => {
+      const row = (await pool.query("select status, content from dream_journal where id = $1", [entry.id])).rows[0];
+      return row.status === "dreaming" ? undefined : row;
+    },
+    20_000,
+  );
   t.match(ended, { status: "interrupted", content: "a dream that will not stop" }, "its end is written when it comes, as interrupted");
   t.ok(engine.dreamEndedAt > engine.chatEndedAt);
 });

@@ -7,7 +7,10 @@ import { packageRoot } from "../../src/paths.js";
 export const PSYCHE_BIN = join(packageRoot(), "bin", "psyche.js");
 export const HERMES_BIN = join(packageRoot(), "bin", "hermes.js");
 
-export async function runHermes(args: string[], o: { cwd: string; env?: Record<string, string>; bin?: string }): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runHermes(
+  args: string[],
+  o: { cwd: string; env?: Record<string, string>; bin?: string },
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const argv = o.bin ? [o.bin, ...args] : [PSYCHE_BIN, "chat", ...args];
   // No PSYCHE_* settings from the test's environment: each test says what it means.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("PSYCHE_")));

@@ -13,7 +13,12 @@ export interface Proc {
 }
 
 /** Starts `psyche <args>` and waits until a stdout line matches `ready`; returns the match. */
-export async function startCli(args: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 60_000): Promise<Proc & { match: RegExpExecArray }> {
+export async function startCli(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<Proc & { match: RegExpExecArray }> {
   const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
@@ -38,7 +43,11 @@ export async function startCli(args: string[], env: Record<string, string>, read
 }
 
 export async function runCli(args: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], ...(cwd ? { cwd } : {}) });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    ...(cwd ? { cwd } : {}),
+  });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));

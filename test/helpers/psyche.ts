@@ -12,12 +12,31 @@ import { serverDir } from "./testdir.js";
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
   return loadConfig(
-    { dataDir, port: 0, dbPort: 0, threads: 1, embeddingThreads: 1, contextSize: 4096, maxTokens: 1024, logLevel: process.env.PSYCHE_TEST_LOG ?? "silent", quiet: true, pollMs: 100, heartbeatMs: 500, dreamDelaySeconds: 0, consolidation: false, ...overrides },
+    {
+      dataDir,
+      port: 0,
+      dbPort: 0,
+      threads: 1,
+      embeddingThreads: 1,
+      contextSize: 4096,
+      maxTokens: 1024,
+      logLevel: process.env.PSYCHE_TEST_LOG ?? "silent",
+      quiet: true,
+      pollMs: 100,
+      heartbeatMs: 500,
+      dreamDelaySeconds: 0,
+      consolidation: false,
+      ...overrides,
+    },
     {},
   );
 }
 
-export async function startPsyche(t: Test, overrides: Record<string, unknown> = {}, opts: { engine?: InferenceEngine } = {}): Promise<RunningPsyche & { config: Config }> {
+export async function startPsyche(
+  t: Test,
+  overrides: Record<string, unknown> = {},
+  opts: { engine?: InferenceEngine } = {},
+): Promise<RunningPsyche & { config: Config }> {
   const dir = serverDir(t);
   // A test that restarts on one data directory (overrides.dataDir) finds its database again.
   const databaseUrl = await testDatabaseUrl(typeof overrides.dataDir === "string" ? overrides.dataDir : dir);

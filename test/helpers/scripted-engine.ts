@@ -19,7 +19,13 @@ export class ScriptedEngine implements InferenceEngine {
     const text = reply.text ?? "";
     if (text) request.onText?.(text, 1);
     const toolCalls = (reply.toolCalls ?? []).map((c) => ({ name: c.name, arguments: JSON.stringify(c.arguments), problems: [] }));
-    return { text, finishReason: toolCalls.length ? "tool_calls" : "stop", promptTokens: 10, completionTokens: 1 + toolCalls.length, toolCalls };
+    return {
+      text,
+      finishReason: toolCalls.length ? "tool_calls" : "stop",
+      promptTokens: 10,
+      completionTokens: 1 + toolCalls.length,
+      toolCalls,
+    };
   }
 
   countTokens(text: string): number {

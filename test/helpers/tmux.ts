@@ -48,8 +48,20 @@ export function hermesTerminal(t: Test): HermesTerminal | undefined {
     waitPane: (what, test, ms = 30_000) => until(what, async () => (test(pane()) ? true : undefined), ms),
     startHermesAt: (url, workspace, ...flags) => {
       if (alive()) tmux("kill-session", "-t", "hermes");
-      const command = [process.execPath, PSYCHE_BIN, "chat", "--server", url, "--workspace", workspace, "--max-tokens", "1000", ...flags].map((a) => `'${a}'`).join(" ");
-      tmux("new-session", "-d", "-s", "hermes", "-x", "110", "-y", "40", `env -i PATH=${process.env.PATH} HOME=${process.env.HOME} TERM=xterm-256color ${command}`);
+      const command = [process.execPath, PSYCHE_BIN, "chat", "--server", url, "--workspace", workspace, "--max-tokens", "1000", ...flags]
+        .map((a) => `'${a}'`)
+        .join(" ");
+      tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "hermes",
+        "-x",
+        "110",
+        "-y",
+        "40",
+        `env -i PATH=${process.env.PATH} HOME=${process.env.HOME} TERM=xterm-256color ${command}`,
+      );
     },
   };
 }

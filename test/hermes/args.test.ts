@@ -10,13 +10,28 @@ const parse = (argv: string[], env: NodeJS.ProcessEnv = { PSYCHE_DATA_DIR: dir }
 
 t.test("defaults: a new conversation, the current directory, idle on, ten tool rounds", async (t) => {
   const a = parse([]);
-  t.match(a, { server: "http://127.0.0.1:8741", workspace: "/home/someone/project", newConversation: true, yes: false, idle: true, idleAfterSeconds: 120, idleCooldownSeconds: 20, maxToolIterations: 10, toolChoice: "auto", bashTimeoutSeconds: 60 });
+  t.match(a, {
+    server: "http://127.0.0.1:8741",
+    workspace: "/home/someone/project",
+    newConversation: true,
+    yes: false,
+    idle: true,
+    idleAfterSeconds: 120,
+    idleCooldownSeconds: 20,
+    maxToolIterations: 10,
+    toolChoice: "auto",
+    bashTimeoutSeconds: 60,
+  });
   t.match(a.conversation, /^hermes-[0-9a-f-]{36}$/);
   t.not(parse([]).conversation, a.conversation, "a new one per start");
 });
 
 t.test("the server: the flag, else PSYCHE_SERVER_URL, else the running daemon's PID file, else the default port", async (t) => {
-  t.equal(parse(["--server", "http://example.test:9000/v1/"]).server, "http://example.test:9000", "an OpenAI base URL is taken as the server");
+  t.equal(
+    parse(["--server", "http://example.test:9000/v1/"]).server,
+    "http://example.test:9000",
+    "an OpenAI base URL is taken as the server",
+  );
   t.equal(parse([], { PSYCHE_DATA_DIR: dir, PSYCHE_SERVER_URL: "http://10.0.0.2:8741" }).server, "http://10.0.0.2:8741");
   writeFileSync(join(dir, "psyche.pid"), JSON.stringify({ pid: process.pid, url: "http://127.0.0.1:9911" }));
   t.equal(parse([]).server, "http://127.0.0.1:9911", "the PID file of a live process");
@@ -25,8 +40,35 @@ t.test("the server: the flag, else PSYCHE_SERVER_URL, else the running daemon's 
 });
 
 t.test("flags as given", async (t) => {
-  const a = parse(["-p", "hi", "-y", "--no-idle", "--conversation", "work.1", "--workspace", "../other", "--tool-choice", "read_file", "--max-tool-iterations", "3", "--seed", "7", "--api-key", "k"]);
-  t.match(a, { print: "hi", yes: true, idle: false, conversation: "work.1", newConversation: false, workspace: "/home/someone/other", maxToolIterations: 3, seed: 7, apiKey: "k" });
+  const a = parse([
+    "-p",
+    "hi",
+    "-y",
+    "--no-idle",
+    "--conversation",
+    "work.1",
+    "--workspace",
+    "../other",
+    "--tool-choice",
+    "read_file",
+    "--max-tool-iterations",
+    "3",
+    "--seed",
+    "7",
+    "--api-key",
+    "k",
+  ]);
+  t.match(a, {
+    print: "hi",
+    yes: true,
+    idle: false,
+    conversation: "work.1",
+    newConversation: false,
+    workspace: "/home/someone/other",
+    maxToolIterations: 3,
+    seed: 7,
+    apiKey: "k",
+  });
   t.same(toolChoiceOf(a.toolChoice), { type: "function", function: { name: "read_file" } });
   t.equal(toolChoiceOf("required"), "required");
   t.equal(parse([], { PSYCHE_DATA_DIR: dir, PSYCHE_API_KEY: "from-env" }).apiKey, "from-env");

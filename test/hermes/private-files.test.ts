@@ -12,7 +12,7 @@ function workspace(t: Test): { root: string; ws: Workspace; files: PrivateFiles 
   const root = t.testdir({
     ".env": `API_KEY=${SECRET}\n`,
     ".env.example": "API_KEY=\n",
-    "id_rsa": `-----BEGIN OPENSSH PRIVATE KEY-----\n${SECRET}\n`,
+    id_rsa: `-----BEGIN OPENSSH PRIVATE KEY-----\n${SECRET}\n`,
     "id_rsa.pub": "ssh-ed25519 AAAA public\n",
     ".npmrc": `//registry.npmjs.org/:_authToken=${SECRET}\n`,
     ".aws": { credentials: `aws_secret_access_key = ${SECRET}\n` },
@@ -30,7 +30,18 @@ function workspace(t: Test): { root: string; ws: Workspace; files: PrivateFiles 
 t.test("what is private: the built-in secrets, the workspace's ignore files at every level, --idle-exclude", async (t) => {
   const { ws, files } = workspace(t);
   const at = (p: string, dir = false) => files.isPrivate(join(ws.root, p), dir);
-  for (const p of [".env", "id_rsa", ".npmrc", ".aws/credentials", "notes-private.txt", "build-out/bundle.js", "sub/local.cfg", "draft.plan", ".git/config"]) t.ok(at(p), `${p} is private`);
+  for (const p of [
+    ".env",
+    "id_rsa",
+    ".npmrc",
+    ".aws/credentials",
+    "notes-private.txt",
+    "build-out/bundle.js",
+    "sub/local.cfg",
+    "draft.plan",
+    ".git/config",
+  ])
+    t.ok(at(p), `${p} is private`);
   t.ok(at(".aws", true), "a secret folder");
   t.ok(at("build-out", true), "an ignored folder");
   for (const p of [".env.example", "README.md", "sub/code.ts", "sub", ".gitignore"]) t.notOk(at(p, p === "sub"), `${p} is not`);
@@ -39,8 +50,23 @@ t.test("what is private: the built-in secrets, the workspace's ignore files at e
 t.test("unattended: private files are neither read, nor searched, nor listed", async (t) => {
   const { ws, files } = workspace(t);
   const asked: ToolName[] = [];
-  const tools = new LocalTools(ws, { confirm: async (n) => (asked.push(n), true), bashTimeoutMs: 1000, bashOutputChars: 1000, privateFiles: files, unattended: true });
-  for (const path of [".env", "id_rsa", ".npmrc", ".aws/credentials", "notes-private.txt", "build-out/bundle.js", "sub/local.cfg", "draft.plan"]) {
+  const tools = new LocalTools(ws, {
+    confirm: async (n) => (asked.push(n), true),
+    bashTimeoutMs: 1000,
+    bashOutputChars: 1000,
+    privateFiles: files,
+    unattended: true,
+  });
+  for (const path of [
+    ".env",
+    "id_rsa",
+    ".npmrc",
+    ".aws/credentials",
+    "notes-private.txt",
+    "build-out/bundle.js",
+    "sub/local.cfg",
+    "draft.plan",
+  ]) {
     const r = await tools.run("read_file", JSON.stringify({ path }));
     t.equal(r.ok, false, path);
     t.match(r.output, /is private .*not read while the user is away/);
@@ -62,12 +88,21 @@ t.test("attended: read_file of a private file asks first; declined, it is not re
   const { ws, files } = workspace(t);
   let answer = false;
   const asked: { name: ToolName; args: Record<string, unknown> }[] = [];
-  const tools = new LocalTools(ws, { confirm: async (name, args) => (asked.push({ name, args }), answer), bashTimeoutMs: 1000, bashOutputChars: 1000, privateFiles: files });
+  const tools = new LocalTools(ws, {
+    confirm: async (name, args) => (asked.push({ name, args }), answer),
+    bashTimeoutMs: 1000,
+    bashOutputChars: 1000,
+    privateFiles: files,
+  });
   const declined = await tools.run("read_file", JSON.stringify({ path: ".env" }));
   t.match(declined, { ok: false, output: "error: the user declined this call" });
   t.match(asked, [{ name: "read_file", args: { path: ".env", private: true } }], "asked, saying why");
   answer = true;
-  t.match(await tools.run("read_file", JSON.stringify({ path: ".env" })), { ok: true, output: `API_KEY=${SECRET}\n` }, "allowed, it is read");
+  t.match(
+    await tools.run("read_file", JSON.stringify({ path: ".env" })),
+    { ok: true, output: `API_KEY=${SECRET}\n` },
+    "allowed, it is read",
+  );
   t.equal((await tools.run("read_file", JSON.stringify({ path: "README.md" }))).ok, true);
   t.equal(asked.length, 2, "an ordinary file is not asked about");
   t.match((await tools.run("list_directory", "{}")).output, /\.env\n/, "attended listings show every name");

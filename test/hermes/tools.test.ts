@@ -7,7 +7,10 @@ import { join } from "node:path";
 import { LocalTools, SAFE_TOOLS, type ToolOptions } from "../../src/hermes/tools.js";
 import { OutsideWorkspace, Workspace } from "../../src/hermes/workspace.js";
 
-const dir = t.testdir({ ws: { "README.md": "# Demo\nA garden of files.\n", src: { "main.ts": "const garden = 1;\nconsole.log(garden);\n" } }, "secret.txt": "outside\n" });
+const dir = t.testdir({
+  ws: { "README.md": "# Demo\nA garden of files.\n", src: { "main.ts": "const garden = 1;\nconsole.log(garden);\n" } },
+  "secret.txt": "outside\n",
+});
 const root = join(dir, "ws");
 symlinkSync(join(dir, "secret.txt"), join(root, "escape.txt"));
 symlinkSync(join(dir, "nowhere.txt"), join(root, "dangling.txt"));
@@ -24,7 +27,8 @@ const tools = (o: Partial<ToolOptions> = {}) =>
     bashOutputChars: 1000,
     ...o,
   });
-const run = (name: string, args: unknown, o: Partial<ToolOptions> = {}) => tools(o).run(name, typeof args === "string" ? args : JSON.stringify(args));
+const run = (name: string, args: unknown, o: Partial<ToolOptions> = {}) =>
+  tools(o).run(name, typeof args === "string" ? args : JSON.stringify(args));
 
 t.test("the workspace: inside resolves, outside is refused however it is spelled", async (t) => {
   const ws = new Workspace(root);
@@ -41,8 +45,15 @@ t.test("the workspace: inside resolves, outside is refused however it is spelled
 
 t.test("read-only tools: read, list, search", async (t) => {
   t.same(await run("read_file", { path: "README.md" }), { ok: true, output: "# Demo\nA garden of files.\n" });
-  t.same(await run("list_directory", {}), { ok: true, output: "README.md\ndangling.txt@\nescape.txt@\nsrc/\nup@" }, "symlinks marked @, as ls -F does");
-  t.same(await run("search_codebase", { query: "GARDEN", path: "src" }), { ok: true, output: "src/main.ts:1: const garden = 1;\nsrc/main.ts:2: console.log(garden);" });
+  t.same(
+    await run("list_directory", {}),
+    { ok: true, output: "README.md\ndangling.txt@\nescape.txt@\nsrc/\nup@" },
+    "symlinks marked @, as ls -F does",
+  );
+  t.same(await run("search_codebase", { query: "GARDEN", path: "src" }), {
+    ok: true,
+    output: "src/main.ts:1: const garden = 1;\nsrc/main.ts:2: console.log(garden);",
+  });
   t.match(await run("search_codebase", { query: "nothing like this" }), { ok: true, output: /no line contains/ });
   t.match(await run("read_file", { path: "../secret.txt" }), { ok: false, output: /^error: refused: .* outside the workspace/ });
   t.match(await run("read_file", { path: "escape.txt" }), { ok: false, output: /outside the workspace/ });
@@ -55,12 +66,18 @@ t.test("bad calls are results, not crashes", async (t) => {
   t.match(await run("read_file", "{not json"), { ok: false, output: /not JSON/ });
   t.match(await run("read_file", { path: 3 }), { ok: false, output: /bad arguments for read_file: path/ });
   t.match(await run("rm_rf", {}), { ok: false, output: /no tool named rm_rf/ });
-  t.match(await tools().run("execute_bash", '{"command":"true"}', SAFE_TOOLS), { ok: false, output: /no tool named execute_bash here; the tools are read_file, list_directory, search_codebase/ });
+  t.match(await tools().run("execute_bash", '{"command":"true"}', SAFE_TOOLS), {
+    ok: false,
+    output: /no tool named execute_bash here; the tools are read_file, list_directory, search_codebase/,
+  });
 });
 
 t.test("create_file and edit_file: inside only, asked first, never overwriting by accident", async (t) => {
   asked.length = 0;
-  t.match(await run("create_file", { path: "notes/today.md", content: "one\ntwo\n" }), { ok: true, output: "created notes/today.md (8 characters)" });
+  t.match(await run("create_file", { path: "notes/today.md", content: "one\ntwo\n" }), {
+    ok: true,
+    output: "created notes/today.md (8 characters)",
+  });
   t.equal(readFileSync(join(root, "notes/today.md"), "utf8"), "one\ntwo\n");
   t.match(await run("create_file", { path: "README.md", content: "x" }), { ok: false, output: /exists; use edit_file/ });
   t.match(await run("create_file", { path: "dangling.txt", content: "x" }), { ok: false });

@@ -11,7 +11,13 @@ t.test("a string is one user message with an id", async (t) => {
 t.test("calls join the assistant message before them; outputs are tool messages; developer is system", async (t) => {
   const items = storedInputItems([
     { role: "developer", content: "be brief" },
-    { role: "user", content: [{ type: "input_text", text: "read " }, { type: "input_text", text: "a and b" }] },
+    {
+      role: "user",
+      content: [
+        { type: "input_text", text: "read " },
+        { type: "input_text", text: "a and b" },
+      ],
+    },
     { type: "message", role: "assistant", content: [{ type: "output_text", text: "reading" }], id: "msg_kept" },
     { type: "function_call", call_id: "c1", name: "read", arguments: '{"p":"a"}' },
     { type: "function_call", call_id: "c2", name: "read", arguments: '{"p":"b"}' },
@@ -24,7 +30,14 @@ t.test("calls join the assistant message before them; outputs are tool messages;
   t.same(itemsToMessages(items), [
     { role: "system", content: "be brief" },
     { role: "user", content: "read a and b" },
-    { role: "assistant", content: "reading", toolCalls: [{ id: "c1", name: "read", arguments: '{"p":"a"}' }, { id: "c2", name: "read", arguments: '{"p":"b"}' }] },
+    {
+      role: "assistant",
+      content: "reading",
+      toolCalls: [
+        { id: "c1", name: "read", arguments: '{"p":"a"}' },
+        { id: "c2", name: "read", arguments: '{"p":"b"}' },
+      ],
+    },
     { role: "tool", content: "A", toolCallId: "c1" },
     { role: "tool", content: "B", toolCallId: "c2" },
     { role: "assistant", content: "", toolCalls: [{ id: "c3", name: "read", arguments: "{}" }] },

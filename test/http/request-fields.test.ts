@@ -4,7 +4,15 @@ import { fieldsToIgnore, withoutFields } from "../../src/http/request-fields.js"
 import { UserError } from "../../src/errors.js";
 
 const rules = { known: { model: 1, messages: 1, max_tokens: 1 }, notHonoured: { audio: "audio output is not available" } };
-const body = { model: "m", messages: [], top_k: 40, client_metadata: { a: 1 }, reasoning_effort: "low", thinking: { type: "enabled" }, audio: null };
+const body = {
+  model: "m",
+  messages: [],
+  top_k: 40,
+  client_metadata: { a: 1 },
+  reasoning_effort: "low",
+  thinking: { type: "enabled" },
+  audio: null,
+};
 
 t.test("unknown fields and reasoning controls are ignored; known ones read; a not-honoured one set to null passes", async (t) => {
   const ignored = fieldsToIgnore(body, rules, false);
@@ -14,7 +22,11 @@ t.test("unknown fields and reasoning controls are ignored; known ones read; a no
 });
 
 t.test("strict: an unknown field is refused by name; reasoning controls are still only ignored", async (t) => {
-  t.throws(() => fieldsToIgnore({ model: "m", top_k: 40 }, rules, true), { param: "top_k", code: "unsupported_parameter", message: /Unrecognized request argument supplied: top_k/ });
+  t.throws(() => fieldsToIgnore({ model: "m", top_k: 40 }, rules, true), {
+    param: "top_k",
+    code: "unsupported_parameter",
+    message: /Unrecognized request argument supplied: top_k/,
+  });
   t.same(fieldsToIgnore({ model: "m", reasoning_effort: "high" }, rules, true), ["reasoning_effort"]);
 });
 

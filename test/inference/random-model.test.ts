@@ -48,7 +48,15 @@ t.test("the tiny model: deterministic file, loads, ChatML, same seed same text",
   const ctx = await model.createContext({ contextSize: 1024, threads: 1 });
   const chat = new LlamaChat({ contextSequence: ctx.getSequence(), chatWrapper: wrapper! });
   const run = async (seed: number) =>
-    (await chat.generateResponse([{ type: "user", text: "hi" }, { type: "model", response: [] }], { maxTokens: 40, seed, temperature: 1 })).response;
+    (
+      await chat.generateResponse(
+        [
+          { type: "user", text: "hi" },
+          { type: "model", response: [] },
+        ],
+        { maxTokens: 40, seed, temperature: 1 },
+      )
+    ).response;
   const first = await run(7);
   t.ok(first.length > 0, "generates text");
   t.match(first, /^[\x20-\x7e\n]*$/, "prefers printable ASCII");
@@ -80,7 +88,15 @@ t.test("the tiny-agent model: GPT-4's tokens, token for token, a 32k context, pr
   t.same([...model.tokenize(manual)], cl100k.encode(manual), "the API page's first 20,000 characters: the same ids");
   const ctx = await model.createContext({ contextSize: 2048, threads: 1 });
   const chat = new LlamaChat({ contextSequence: ctx.getSequence(), chatWrapper: resolveChatWrapper(model)! });
-  const reply = (await chat.generateResponse([{ type: "user", text: "hi" }, { type: "model", response: [] }], { maxTokens: 40, seed: 3, temperature: 1 })).response;
+  const reply = (
+    await chat.generateResponse(
+      [
+        { type: "user", text: "hi" },
+        { type: "model", response: [] },
+      ],
+      { maxTokens: 40, seed: 3, temperature: 1 },
+    )
+  ).response;
   t.ok(reply.length > 0, "generates text");
   t.match(reply, /^[\x20-\x7e\n]*$/, "printable ASCII");
 });

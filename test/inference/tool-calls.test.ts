@@ -11,7 +11,10 @@ import { createLogger } from "../../src/log.js";
 import { serverDir } from "../helpers/testdir.js";
 
 const dataDir = serverDir(t);
-const engine = await createLlamaEngine({ model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 1, contextSize: 4096 }, createLogger("silent"));
+const engine = await createLlamaEngine(
+  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 1, contextSize: 4096 },
+  createLogger("silent"),
+);
 t.teardown(() => engine.dispose());
 
 const tools: ToolSpec[] = [
@@ -23,7 +26,11 @@ const tools: ToolSpec[] = [
   {
     name: "get_weather",
     description: "The weather in a city",
-    parameters: { type: "object", properties: { city: { type: "string", maxLength: 30 }, unit: { enum: ["celsius", "fahrenheit"] } }, required: ["city", "unit"] },
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string", maxLength: 30 }, unit: { enum: ["celsius", "fahrenheit"] } },
+      required: ["city", "unit"],
+    },
   },
 ];
 const messages = [{ role: "user" as const, content: "What is in notes.txt, and is it raining in Paris?" }];
@@ -56,13 +63,25 @@ t.test("a named tool_choice calls that tool; the same seed makes the same call",
 t.test("an integer in a grammar-constrained reply is always a safe integer, a number always finite, over many seeds", async (t) => {
   // Random weights like long digit runs: before numbers were bounded, an integer could come as
   // 9507E87777726651926 (JSON.parse: Infinity).
-  const counts = { type: "object", properties: { count: { type: "integer" }, ratio: { type: "number" }, all: { type: "array", items: { type: "integer" }, maxItems: 4 } }, required: ["count", "ratio", "all"] };
+  const counts = {
+    type: "object",
+    properties: { count: { type: "integer" }, ratio: { type: "number" }, all: { type: "array", items: { type: "integer" }, maxItems: 4 } },
+    required: ["count", "ratio", "all"],
+  };
   const numberTool: ToolSpec[] = [{ name: "count_things", description: "Count things", parameters: counts }];
   const seen = { integers: 0, numbers: 0 };
   for (let seed = 1; seed <= 40; seed++) {
     const call = await engine.generate({ messages, maxTokens: 200, seed, tools: numberTool, toolChoice: { name: "count_things" } });
-    const reply = await engine.generate({ messages, maxTokens: 200, seed, responseFormat: { type: "json_schema", name: "counts", strict: true, schema: counts } });
-    for (const [what, text] of [["call", call.toolCalls[0]?.arguments], ["reply", reply.text]] as const) {
+    const reply = await engine.generate({
+      messages,
+      maxTokens: 200,
+      seed,
+      responseFormat: { type: "json_schema", name: "counts", strict: true, schema: counts },
+    });
+    for (const [what, text] of [
+      ["call", call.toolCalls[0]?.arguments],
+      ["reply", reply.text],
+    ] as const) {
       if (text === undefined || (what === "reply" && reply.finishReason !== "stop")) continue;
       const v = JSON.parse(text) as { count: number; ratio: number; all: number[] };
       for (const n of [v.count, ...v.all]) {
@@ -105,13 +124,23 @@ t.test("whole JSON objects", async (t) => {
 
 t.test("client schemas become grammar schemas", async (t) => {
   t.same(toGrammarSchema(undefined), { type: "object", properties: {}, additionalProperties: false });
-  t.same(toGrammarSchema({ type: "object", properties: { n: { type: "integer", minimum: 1 }, s: { type: "string" } }, required: ["n", "ghost"] }), {
+  t.same(
+    toGrammarSchema({
+      type: "object",
+      properties: { n: { type: "integer", minimum: 1 }, s: { type: "string" } },
+      required: ["n", "ghost"],
+    }),
+    {
+      type: "object",
+      properties: { n: { type: "integer" }, s: { type: "string", maxLength: 1024 } },
+      additionalProperties: false,
+      required: ["n"],
+    },
+  );
+  const mixed = toGrammarSchema({
     type: "object",
-    properties: { n: { type: "integer" }, s: { type: "string", maxLength: 1024 } },
-    additionalProperties: false,
-    required: ["n"],
+    properties: { x: { type: ["string", "null"] }, y: { anyOf: [{ type: "number" }, { const: "auto" }] } },
   });
-  const mixed = toGrammarSchema({ type: "object", properties: { x: { type: ["string", "null"] }, y: { anyOf: [{ type: "number" }, { const: "auto" }] } } });
   t.same((mixed as { properties?: unknown }).properties, {
     x: { type: ["string", "null"] },
     y: { oneOf: [{ type: "number" }, { const: "auto" }] },
@@ -121,14 +150,22 @@ t.test("client schemas become grammar schemas", async (t) => {
 });
 
 t.test("arguments are checked against the tool's own schema, for what the grammar cannot enforce", async (t) => {
-  const add: ToolSpec[] = [{ name: "add", parameters: { type: "object", properties: { a: { type: "number", maximum: 10 }, b: { type: "integer" } }, required: ["a"] } }];
+  const add: ToolSpec[] = [
+    {
+      name: "add",
+      parameters: { type: "object", properties: { a: { type: "number", maximum: 10 }, b: { type: "integer" } }, required: ["a"] },
+    },
+  ];
   t.same(argumentProblems(add, { name: "add", arguments: '{"a": 3, "b": 4}' }), []);
   t.match(argumentProblems(add, { name: "add", arguments: '{"a": 926}' }), [/\/a must be <= 10/]);
   t.match(argumentProblems(add, { name: "add", arguments: '{"a": 1, "b": null}' }), [/\/b must be integer/]);
   t.match(argumentProblems(add, { name: "add", arguments: "{}" }), [/must have required property 'a'/]);
   t.match(argumentProblems(add, { name: "add", arguments: "{nope" }), [/not JSON/]);
   t.match(argumentProblems(add, { name: "sub", arguments: "{}" }), [/no tool named "sub"/]);
-  t.match(argumentProblems([{ name: "odd", parameters: { type: "object", properties: { x: { type: 5 } } } }], { name: "odd", arguments: "{}" }), [/not valid JSON Schema/]);
+  t.match(
+    argumentProblems([{ name: "odd", parameters: { type: "object", properties: { x: { type: 5 } } } }], { name: "odd", arguments: "{}" }),
+    [/not valid JSON Schema/],
+  );
   // The random model fills an optional number with null or a huge value: reported, not hidden.
   const forced = await engine.generate({ messages, maxTokens: 300, seed: 1, tools: add, toolChoice: "required" });
   t.equal(forced.toolCalls[0]?.name, "add");

@@ -12,7 +12,6 @@ import { createLogger } from "../../src/log.js";
 import { startPsyche } from "../helpers/psyche.js";
 import { claimTurn } from "../../src/db/sql/turns.js";
 
-
 /** A Psyche whose worker has stopped, reclaim's deps, and a streamed chat left queued (its turn id). */
 async function withoutWorker(t: Test) {
   const psyche = await startPsyche(t, { recallPromptTokens: 0 });
@@ -43,7 +42,9 @@ t.test("a stranded chat job is replaced and its turn taken up; a stranded reveri
   const turn = (await pool.query("select status, job_id from turns where id = $1", [turnId])).rows[0];
   t.equal(turn.status, "queued");
   t.not(turn.job_id, fetched!.id, "to a new job");
-  const states = await pool.query("select id, state::text from pgboss.job where id = any($1::uuid[])", [[fetched!.id, dreamJob, turn.job_id]]);
+  const states = await pool.query("select id, state::text from pgboss.job where id = any($1::uuid[])", [
+    [fetched!.id, dreamJob, turn.job_id],
+  ]);
   const state = Object.fromEntries(states.rows.map((r) => [r.id, r.state]));
   t.same(state, { [fetched!.id]: "cancelled", [dreamJob!]: "cancelled", [turn.job_id]: "created" });
   t.same(await reclaimOrphanedTurns({ ...deps, staleMs: 100 }), [], "once");
@@ -62,12 +63,21 @@ t.test("a job whose work was done but never completed is completed", async (t) =
   await pool.query("update turns set status = 'done', finished_at = now() where id = $1", [turnId]);
   const dreamJob = await boss.send(INFERENCE_QUEUE, { kind: "dream", maxTokens: 8 }, { priority: Priority.dream });
   await boss.fetch(INFERENCE_QUEUE);
-  await pool.query("insert into dream_journal (id, kind, job_id, model, status) values (gen_random_uuid(), 'dream', $1, 'tiny', 'done')", [dreamJob]);
+  await pool.query("insert into dream_journal (id, kind, job_id, model, status) values (gen_random_uuid(), 'dream', $1, 'tiny', 'done')", [
+    dreamJob,
+  ]);
   const running = await boss.send(INFERENCE_QUEUE, { kind: "dream", maxTokens: 8 }, { priority: Priority.dream });
   await boss.fetch(INFERENCE_QUEUE);
-  await pool.query("insert into dream_journal (id, kind, job_id, model, status) values (gen_random_uuid(), 'dream', $1, 'tiny', 'dreaming')", [running]);
+  await pool.query(
+    "insert into dream_journal (id, kind, job_id, model, status) values (gen_random_uuid(), 'dream', $1, 'tiny', 'dreaming')",
+    [running],
+  );
   await new Promise((r) => setTimeout(r, 300));
   t.same(await reclaimOrphanedTurns(deps), [], "no turn moves");
   const states = await pool.query("select id, state::text from pgboss.job where id = any($1::uuid[])", [[chat!.id, dreamJob, running]]);
-  t.same(Object.fromEntries(states.rows.map((r) => [r.id, r.state])), { [chat!.id]: "completed", [dreamJob!]: "completed", [running!]: "active" }, "a dream still being written is left to its worker");
+  t.same(
+    Object.fromEntries(states.rows.map((r) => [r.id, r.state])),
+    { [chat!.id]: "completed", [dreamJob!]: "completed", [running!]: "active" },
+    "a dream still being written is left to its worker",
+  );
 });

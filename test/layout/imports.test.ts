@@ -66,7 +66,9 @@ function importGraph(top: string): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourcesOf(top)) {
     const text = readFileSync(file, "utf8");
-    const targets = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.[^"]+)"/g)].map((m) => resolve(dirname(file), m[1]!).replace(/\.js$/, ".ts"));
+    const targets = [...text.matchAll(/(?:from|import)\s*\(?\s*"(\.[^"]+)"/g)].map((m) =>
+      resolve(dirname(file), m[1]!).replace(/\.js$/, ".ts"),
+    );
     graph.set(file, targets);
   }
   return graph;
@@ -81,7 +83,8 @@ function backwardImports(top: string): string[] {
       const to = partOf(top, target);
       if (to === from) continue;
       const allowed = BASE.includes(from) ? BASE.includes(to) : BASE.includes(to) || (MAY_IMPORT[from] ?? []).includes(to);
-      if (!allowed) found.push(`${relative(top, file)} imports ${relative(dirname(file), target).replace(/\.ts$/, ".js")} (${from} -> ${to})`);
+      if (!allowed)
+        found.push(`${relative(top, file)} imports ${relative(dirname(file), target).replace(/\.ts$/, ".js")} (${from} -> ${to})`);
     }
   }
   return found;

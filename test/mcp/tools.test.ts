@@ -23,37 +23,35 @@ const client = new Client({ name: "psyche-test", version: "0" });
 await client.connect(clientSide);
 t.teardown(() => client.close());
 
-const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+const call = async (name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
 const text = (r: CallToolResult) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 const count = async (table: string) => (await pool.query(`select count(*)::int as n from ${table}`)).rows[0].n as number;
 
 t.test("the twenty tools, with input schemas, and the two resource templates", async (t) => {
   const { tools } = await client.listTools();
-  t.same(
-    tools.map((x) => x.name).sort(),
-    [
-      "add_tool_result",
-      "assemble_context",
-      "chat",
-      "dream_journal",
-      "dream_status",
-      "get_active_ghap",
-      "get_context_summary",
-      "get_emotion",
-      "get_mood",
-      "get_orphaned_ghap",
-      "increment_tool_count",
-      "recall_memory",
-      "reset_tool_count",
-      "resolve_ghap",
-      "set_ghap",
-      "should_check_in",
-      "start_session",
-      "store_memory",
-      "update_ghap",
-      "wake",
-    ],
-  );
+  t.same(tools.map((x) => x.name).sort(), [
+    "add_tool_result",
+    "assemble_context",
+    "chat",
+    "dream_journal",
+    "dream_status",
+    "get_active_ghap",
+    "get_context_summary",
+    "get_emotion",
+    "get_mood",
+    "get_orphaned_ghap",
+    "increment_tool_count",
+    "recall_memory",
+    "reset_tool_count",
+    "resolve_ghap",
+    "set_ghap",
+    "should_check_in",
+    "start_session",
+    "store_memory",
+    "update_ghap",
+    "wake",
+  ]);
   const assemble = tools.find((x) => x.name === "assemble_context")!;
   t.match(assemble.inputSchema, { type: "object", properties: { query: { type: "string" }, max_tokens: { type: "integer" } } });
   t.ok(assemble.outputSchema, "assemble_context declares its output");
@@ -65,7 +63,13 @@ t.test("store_memory, recall_memory, and the memory as a resource", async (t) =>
   const stored = await call("store_memory", { content: "Mira keeps bees on the roof of her flat", tags: ["mira"], importance: 0.7 });
   t.notOk(stored.isError, text(stored));
   const memory = stored.structuredContent as any;
-  t.match(memory, { kind: "semantic", content: "Mira keeps bees on the roof of her flat", tags: ["mira"], importance: 0.7, reinforced: false });
+  t.match(memory, {
+    kind: "semantic",
+    content: "Mira keeps bees on the roof of her flat",
+    tags: ["mira"],
+    importance: 0.7,
+    reinforced: false,
+  });
   const again = await call("store_memory", { content: "Mira keeps bees on the roof of her flat" });
   t.equal((again.structuredContent as any).reinforced, true, "a duplicate reinforces");
   t.equal((again.structuredContent as any).id, memory.id);
@@ -80,10 +84,16 @@ t.test("store_memory, recall_memory, and the memory as a resource", async (t) =>
   t.equal(content.mimeType, "application/json");
   t.match(JSON.parse(content.text), { id: memory.id, content: "Mira keeps bees on the roof of her flat" });
   const listed = await client.listResources();
-  t.ok(listed.resources.some((r) => r.uri === `psyche://memories/${memory.id}`), "listed among the newest memories");
+  t.ok(
+    listed.resources.some((r) => r.uri === `psyche://memories/${memory.id}`),
+    "listed among the newest memories",
+  );
 
   // The event log as a resource: the store above is its latest memory.stored event.
-  t.ok(listed.resources.some((r) => r.uri === "psyche://events"), "the events resource is listed");
+  t.ok(
+    listed.resources.some((r) => r.uri === "psyche://events"),
+    "the events resource is listed",
+  );
   const events = JSON.parse(((await client.readResource({ uri: "psyche://events" })).contents[0] as { text: string }).text);
   const storedEvent = events.data.findLast((e: any) => e.type === "memory.stored");
   t.match(storedEvent, { type: "memory.stored", data: { id: memory.id, kind: "semantic" } });
@@ -111,10 +121,24 @@ t.test("bad arguments come back as isError results, and store nothing", async (t
 });
 
 t.test("assemble_context: relevant memories and recent insights within the budget", async (t) => {
-  await psyche.mem.memory.remember({ kind: "semantic", content: "The bees swarmed in May and Mira caught the swarm in a box", sourceKind: "api" });
+  await psyche.mem.memory.remember({
+    kind: "semantic",
+    content: "The bees swarmed in May and Mira caught the swarm in a box",
+    sourceKind: "api",
+  });
   await psyche.mem.memory.remember({ kind: "semantic", content: "Jonas repairs old bicycles in his garage", sourceKind: "api" });
-  const insight = await psyche.mem.memory.remember({ kind: "insight", content: "Mira finds calm in looking after living things", importance: 0.8, sourceKind: "dream" });
-  const dream = await psyche.mem.memory.remember({ kind: "dream", content: "A hive of glass bees hummed over the city", importance: 0.9, sourceKind: "dream" });
+  const insight = await psyche.mem.memory.remember({
+    kind: "insight",
+    content: "Mira finds calm in looking after living things",
+    importance: 0.8,
+    sourceKind: "dream",
+  });
+  const dream = await psyche.mem.memory.remember({
+    kind: "dream",
+    content: "A hive of glass bees hummed over the city",
+    importance: 0.9,
+    sourceKind: "dream",
+  });
 
   const full = await call("assemble_context", { query: "Mira's bees", max_tokens: 1500 });
   t.notOk(full.isError, text(full));
@@ -158,13 +182,23 @@ t.test("the dream journal, dream_status and wake", async (t) => {
     await pool.query("update dream_journal set started_at = now() - make_interval(mins => $2) where id = $1", [id, 10 - i]);
   }
   const page = (await call("dream_journal", { limit: 2 })).structuredContent as any;
-  t.same(page.entries.map((e: any) => e.id), [ids[2], ids[1]], "newest first");
+  t.same(
+    page.entries.map((e: any) => e.id),
+    [ids[2], ids[1]],
+    "newest first",
+  );
   t.ok(page.next_before);
   const next = (await call("dream_journal", { limit: 2, before: page.next_before })).structuredContent as any;
-  t.same(next.entries.map((e: any) => e.id), [ids[0]]);
+  t.same(
+    next.entries.map((e: any) => e.id),
+    [ids[0]],
+  );
   t.equal(next.next_before, null);
   const reflections = await call("dream_journal", { kind: "reflect" });
-  t.same((reflections.structuredContent as any).entries.map((e: any) => e.id), [ids[1]]);
+  t.same(
+    (reflections.structuredContent as any).entries.map((e: any) => e.id),
+    [ids[1]],
+  );
   t.match(text(reflections), /entry number 1/);
   const bad = await call("dream_journal", { kind: "nightmare" });
   t.equal(bad.isError, true);
@@ -192,9 +226,13 @@ t.test("chat: a new conversation, then continuing it by id", async (t) => {
   t.match(out, { finish_reason: "length", tool_calls: [], usage: { completion_tokens: 8 } });
   t.ok(out.reply.length > 0);
   t.match(text(first), out.conversation_id, "the text names the conversation, for models that read only text");
-  const second = (await call("chat", { message: "And again", conversation_id: out.conversation_id, max_tokens: 8 })).structuredContent as any;
+  const second = (await call("chat", { message: "And again", conversation_id: out.conversation_id, max_tokens: 8 }))
+    .structuredContent as any;
   t.equal(second.conversation_id, out.conversation_id);
-  const messages = await pool.query("select role, content from messages where conversation_id = $1 and superseded_at is null order by position", [out.conversation_id]);
+  const messages = await pool.query(
+    "select role, content from messages where conversation_id = $1 and superseded_at is null order by position",
+    [out.conversation_id],
+  );
   t.same(
     messages.rows.map((m) => m.role),
     ["user", "assistant", "user", "assistant"],
@@ -216,7 +254,13 @@ t.test("chat's bad arguments are isError results that store nothing", async (t) 
     [{ message: "" }, /message/],
     [{ message: "hi", conversation_id: "no spaces allowed" }, /conversation_id/],
     [{ message: "hi", tools: [{ type: "function", function: { name: "bad name!" } }] }, /tools/],
-    [{ message: "hi", tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { type: "strnig" } } } } }] }, /parameters/],
+    [
+      {
+        message: "hi",
+        tools: [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { type: "strnig" } } } } }],
+      },
+      /parameters/,
+    ],
     [{ message: "hi", tool_choice: "required" }, /needs tools/],
   ];
   for (const [args, message] of cases) {
@@ -235,11 +279,20 @@ t.test("chat's bad arguments are isError results that store nothing", async (t) 
 
 const readFile = {
   type: "function",
-  function: { name: "read_file", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string", maxLength: 20 } }, required: ["path"] } },
+  function: {
+    name: "read_file",
+    description: "Read a file",
+    parameters: { type: "object", properties: { path: { type: "string", maxLength: 20 } }, required: ["path"] },
+  },
 };
 
 t.test("chat with client tools, then add_tool_result continues the conversation", async (t) => {
-  const first = await call("chat", { message: "What is in notes.txt?", tools: [readFile], tool_choice: { type: "function", function: { name: "read_file" } }, max_tokens: 64 });
+  const first = await call("chat", {
+    message: "What is in notes.txt?",
+    tools: [readFile],
+    tool_choice: { type: "function", function: { name: "read_file" } },
+    max_tokens: 64,
+  });
   t.notOk(first.isError, text(first));
   const out = first.structuredContent as any;
   t.equal(out.finish_reason, "tool_calls");
@@ -248,19 +301,36 @@ t.test("chat with client tools, then add_tool_result continues the conversation"
   t.type(JSON.parse(out.tool_calls[0].arguments).path, "string");
   t.match(text(first), out.tool_calls[0].id);
 
-  const answered = await call("add_tool_result", { conversation_id: out.conversation_id, tool_call_id: out.tool_calls[0].id, result: "buy milk" });
+  const answered = await call("add_tool_result", {
+    conversation_id: out.conversation_id,
+    tool_call_id: out.tool_calls[0].id,
+    result: "buy milk",
+  });
   t.notOk(answered.isError, text(answered));
   const next = answered.structuredContent as any;
   t.equal(next.state, "replied");
   t.not(next.turn_id, out.turn_id, "a new turn");
   const turn = (await pool.query("select tools, tool_choice from turns where id = $1", [next.turn_id])).rows[0];
-  t.same(turn.tools.map((x: any) => x.name), ["read_file"], "the same tools are offered again");
+  t.same(
+    turn.tools.map((x: any) => x.name),
+    ["read_file"],
+    "the same tools are offered again",
+  );
   t.equal(turn.tool_choice, "auto", "and the model chooses");
-  const roles = await pool.query("select role, tool_call_id, content from messages where conversation_id = $1 order by position", [out.conversation_id]);
-  t.same(roles.rows.slice(0, 3).map((m) => m.role), ["user", "assistant", "tool"]);
+  const roles = await pool.query("select role, tool_call_id, content from messages where conversation_id = $1 order by position", [
+    out.conversation_id,
+  ]);
+  t.same(
+    roles.rows.slice(0, 3).map((m) => m.role),
+    ["user", "assistant", "tool"],
+  );
   t.match(roles.rows[2], { tool_call_id: out.tool_calls[0].id, content: "buy milk" });
 
-  const twice = await call("add_tool_result", { conversation_id: out.conversation_id, tool_call_id: out.tool_calls[0].id, result: "again" });
+  const twice = await call("add_tool_result", {
+    conversation_id: out.conversation_id,
+    tool_call_id: out.tool_calls[0].id,
+    result: "again",
+  });
   t.equal(twice.isError, true, "a call is answered once");
   t.match(text(twice), /not waiting|no tool call/);
 });
@@ -291,7 +361,10 @@ t.test("parallel calls: each result is kept, the last one continues", async (t) 
   const b = await call("add_tool_result", { conversation_id: conversationId, tool_call_id: "call_b", result: "beta" });
   t.notOk(b.isError, text(b));
   t.equal((b.structuredContent as any).state, "replied");
-  const tools = await pool.query("select tool_call_id, content from messages where conversation_id = $1 and role = 'tool' order by position", [conversationId]);
+  const tools = await pool.query(
+    "select tool_call_id, content from messages where conversation_id = $1 and role = 'tool' order by position",
+    [conversationId],
+  );
   t.same(tools.rows, [
     { tool_call_id: "call_a", content: "alpha" },
     { tool_call_id: "call_b", content: "beta" },

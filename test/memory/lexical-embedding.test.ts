@@ -8,9 +8,15 @@ t.test("unit length, fixed size, deterministic", async (t) => {
   t.ok(Math.abs(Math.hypot(...v) - 1) < 1e-9);
   t.same(lexicalEmbedding("Psyche dreams of electric sheep"), v);
   for (const text of ["the of and", "?!", ""]) {
-    t.ok(Math.abs(Math.hypot(...lexicalEmbedding(text)) - 1) < 1e-9, `${JSON.stringify(text)}: still a unit vector (a zero one has no cosine)`);
+    t.ok(
+      Math.abs(Math.hypot(...lexicalEmbedding(text)) - 1) < 1e-9,
+      `${JSON.stringify(text)}: still a unit vector (a zero one has no cosine)`,
+    );
   }
-  t.ok(cosine(lexicalEmbedding("yes, that is it"), lexicalEmbedding("The compiler rejects generic type parameters")) < 0.2, "stopwords alone are near nothing else");
+  t.ok(
+    cosine(lexicalEmbedding("yes, that is it"), lexicalEmbedding("The compiler rejects generic type parameters")) < 0.2,
+    "stopwords alone are near nothing else",
+  );
 });
 
 t.test("similar wording is near, unrelated wording is far", async (t) => {

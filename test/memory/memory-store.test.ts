@@ -12,12 +12,16 @@ import { startPsyche } from "../helpers/psyche.js";
 const psyche = await startPsyche(t);
 const { memory, mood } = psyche.mem;
 const pool = psyche.db.pool;
-const remember = (content: string, extra: { importance?: number } = {}) => memory.remember({ kind: "semantic", content, sourceKind: "api", ...extra });
+const remember = (content: string, extra: { importance?: number } = {}) =>
+  memory.remember({ kind: "semantic", content, sourceKind: "api", ...extra });
 const rowCount = async () => (await pool.query<{ n: number }>("select count(*)::int as n from memories")).rows[0]!.n;
 
 t.test("a relevant memory from months ago ranks above irrelevant recent ones", async (t) => {
   const old = await remember("My sister Anna lives in Lisbon and teaches piano to children", { importance: 0.4 });
-  await pool.query("update memories set created_at = now() - interval '4 months', last_accessed_at = now() - interval '4 months' where id = $1", [old.memory.id]);
+  await pool.query(
+    "update memories set created_at = now() - interval '4 months', last_accessed_at = now() - interval '4 months' where id = $1",
+    [old.memory.id],
+  );
   for (const text of [
     "The build broke because of a missing semicolon",
     "We talked about the weather being cold today",
@@ -49,7 +53,11 @@ t.test("a search returns each kept memory whole, with its scores, as it was befo
   const gone = await remember("A memory deleted between ranking and reading");
   await memory.forget(gone.memory.id, false);
   const rows = await readRecalled(pool, [m.memory.id, gone.memory.id]);
-  t.same(rows.map((r) => [r.id, r.access_count]), [[m.memory.id, 1]], "a deleted memory is left out; the row is as before this read");
+  t.same(
+    rows.map((r) => [r.id, r.access_count]),
+    [[m.memory.id, 1]],
+    "a deleted memory is left out; the row is as before this read",
+  );
   t.equal((await memory.get(m.memory.id))?.access_count, 2, "and this read counted too");
   await memory.forget(gone.memory.id, true);
 });
@@ -108,7 +116,12 @@ t.test("recall: mood and relevant memories in the prompt, within the token budge
 t.test("recall: recent significant insights and dreams come only as set-apart background", async (t) => {
   const countTokens = (text: string) => Math.ceil(text.length / 4);
   const recall = new MemoryRecall({ memory, mood, log: createLogger("silent"), budgetTokens: 400, countTokens });
-  const dream = await memory.remember({ kind: "dream", content: "A lighthouse sang to the harbour seals all night", importance: 0.8, sourceKind: "dream" });
+  const dream = await memory.remember({
+    kind: "dream",
+    content: "A lighthouse sang to the harbour seals all night",
+    importance: 0.8,
+    sourceKind: "dream",
+  });
   // Insights are memories too, recalled when relevant; these three are not relevant to the query.
   await memory.remember({ kind: "insight", content: "Mornings go better after a short walk", importance: 0.6, sourceKind: "dream" });
   await memory.remember({ kind: "insight", content: "Tea tastes sweeter from blue cups", importance: 0.1, sourceKind: "dream" });
@@ -122,7 +135,14 @@ t.test("recall: recent significant insights and dreams come only as set-apart ba
   t.match(background, /Mornings go better/, "the recent significant insight is background");
   t.notMatch(context, /blue cups/, "an insignificant insight is not offered");
   t.notMatch(context, /Winters used to/, "an old insight is not offered");
-  const none = new MemoryRecall({ memory, mood, log: createLogger("silent"), budgetTokens: 400, countTokens, insights: { limit: 0, hours: 24, minImportance: 0.3 } });
+  const none = new MemoryRecall({
+    memory,
+    mood,
+    log: createLogger("silent"),
+    budgetTokens: 400,
+    countTokens,
+    insights: { limit: 0, hours: 24, minImportance: 0.3 },
+  });
   t.notMatch(await none.contextFor("the lighthouse keeper"), /sang to the harbour seals/, "without background, no dream at all");
   await memory.forget(dream.memory.id, true);
 });

@@ -1,10 +1,17 @@
 import t from "tap";
 import { rankMemories, recency, type RankSettings } from "../../src/memory/ranking.js";
 
-const settings: RankSettings = { weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 }, recencyHalfLifeHours: 24, minSimilarity: 0.1 };
+const settings: RankSettings = {
+  weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 },
+  recencyHalfLifeHours: 24,
+  minSimilarity: 0.1,
+};
 const now = new Date("2026-11-22T12:00:00Z");
 const hoursAgo = (h: number) => new Date(now.getTime() - h * 3_600_000);
-const memory = (id: string, o: Partial<{ text: number; similarity: number | null; importance: number; hours: number; conversation: string | null }> = {}) => ({
+const memory = (
+  id: string,
+  o: Partial<{ text: number; similarity: number | null; importance: number; hours: number; conversation: string | null }> = {},
+) => ({
   id,
   text_score: o.text ?? 0,
   similarity: o.similarity ?? null,
@@ -26,9 +33,16 @@ t.test("relevance leads: recency and importance never lift an irrelevant memory 
   const ranked = rankMemories([...recent, old], settings, now);
   t.equal(ranked[0]?.memory.id, "old");
   t.equal(ranked[0]?.relevance, 1);
-  t.ok(ranked.slice(1).every((r) => r.score === 0), "nothing relevant, nothing lifted");
+  t.ok(
+    ranked.slice(1).every((r) => r.score === 0),
+    "nothing relevant, nothing lifted",
+  );
   const slightlyLess = memory("newer", { text: 3.9, similarity: 0.6, hours: 0, importance: 1 });
-  t.equal(rankMemories([old, slightlyLess], settings, now)[0]?.memory.id, "newer", "between nearly equal ones, recency and importance decide");
+  t.equal(
+    rankMemories([old, slightlyLess], settings, now)[0]?.memory.id,
+    "newer",
+    "between nearly equal ones, recency and importance decide",
+  );
   const clearlyLess = memory("newer", { text: 2, similarity: 0.3, hours: 0, importance: 1 });
   t.equal(rankMemories([old, clearlyLess], settings, now)[0]?.memory.id, "old", "but they cannot overturn a clear difference");
 });
@@ -36,25 +50,43 @@ t.test("relevance leads: recency and importance never lift an irrelevant memory 
 t.test("being recalled does not make a memory recent: recency counts from when it was formed", async (t) => {
   const formedLongAgo = { ...memory("a", { text: 2, hours: 24 * 60 }), last_accessed_at: now };
   const formedToday = memory("b", { text: 2, hours: 1 });
-  t.same(rankMemories([formedLongAgo, formedToday], settings, now).map((r) => r.memory.id), ["b", "a"]);
+  t.same(
+    rankMemories([formedLongAgo, formedToday], settings, now).map((r) => r.memory.id),
+    ["b", "a"],
+  );
 });
 
 t.test("a conversation's best match lifts its other memories", async (t) => {
   const best = memory("best", { text: 5, conversation: "c1" });
   const sibling = memory("sibling", { text: 1, conversation: "c1" });
   const stranger = memory("stranger", { text: 2, conversation: "c2" });
-  t.same(rankMemories([stranger, sibling, best], settings, now).map((r) => r.memory.id), ["best", "sibling", "stranger"]);
+  t.same(
+    rankMemories([stranger, sibling, best], settings, now).map((r) => r.memory.id),
+    ["best", "sibling", "stranger"],
+  );
   const off = { ...settings, weights: { ...settings.weights, conversation: 0 } };
-  t.same(rankMemories([stranger, sibling, best], off, now).map((r) => r.memory.id), ["best", "stranger", "sibling"], "weight 0: each on its own");
+  t.same(
+    rankMemories([stranger, sibling, best], off, now).map((r) => r.memory.id),
+    ["best", "stranger", "sibling"],
+    "weight 0: each on its own",
+  );
   const alone = memory("alone", { text: 2 });
-  t.equal(rankMemories([alone, stranger], settings, now)[0]?.relevance, 1, "a memory outside any conversation is lifted by itself, like a conversation of one");
+  t.equal(
+    rankMemories([alone, stranger], settings, now)[0]?.relevance,
+    1,
+    "a memory outside any conversation is lifted by itself, like a conversation of one",
+  );
 });
 
 t.test("vector similarity is a share of relevance, below the minimum it is none", async (t) => {
   const textOnly = memory("text", { text: 1, similarity: 0.05 });
   const vectorOnly = memory("vector", { text: 0, similarity: 0.9 });
   const ranked = rankMemories([textOnly, vectorOnly], settings, now);
-  t.same(ranked.map((r) => r.memory.id), ["text", "vector"], "the text score leads at the default 0.2");
+  t.same(
+    ranked.map((r) => r.memory.id),
+    ["text", "vector"],
+    "the text score leads at the default 0.2",
+  );
   const vectorLed = { ...settings, weights: { ...settings.weights, vector: 0.9 } };
   t.equal(rankMemories([textOnly, vectorOnly], vectorLed, now)[0]?.memory.id, "vector");
   t.same(rankMemories([], settings, now), []);

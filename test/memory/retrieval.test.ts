@@ -11,8 +11,13 @@ const { memory } = psyche.mem;
 const pool = psyche.db.pool;
 const remember = (content: string, extra: { conversationId?: string; kind?: "semantic" | "episodic" } = {}) =>
   memory.remember({ kind: extra.kind ?? "episodic", content, sourceKind: "api", importance: 0.4, conversationId: extra.conversationId });
-const age = (id: string, interval: string) => pool.query(`update memories set created_at = now() - $2::interval, last_accessed_at = now() - $2::interval where id = $1`, [id, interval]);
-const df = async (term: string) => (await pool.query<{ df: number }>("select df from memory_term_stats where term = $1", [term])).rows[0]?.df ?? 0;
+const age = (id: string, interval: string) =>
+  pool.query(`update memories set created_at = now() - $2::interval, last_accessed_at = now() - $2::interval where id = $1`, [
+    id,
+    interval,
+  ]);
+const df = async (term: string) =>
+  (await pool.query<{ df: number }>("select df from memory_term_stats where term = $1", [term])).rows[0]?.df ?? 0;
 
 t.test("a rare word in one old memory beats a common word in hundreds of newer ones", async (t) => {
   const rare = await remember("Maya keeps the brass telescope in the attic");
@@ -42,7 +47,9 @@ t.test("recall does not feed on itself: recency counts from when a memory was fo
 t.test("a short turn is found by what its conversation was about", async (t) => {
   const c = `conv-${Date.now()}`;
   await remember("How long should sourdough proof before baking, and does rye flour change it?", { conversationId: c });
-  const answer = await remember("Proof it four to six hours at room temperature; rye ferments faster, so check it after three.", { conversationId: c });
+  const answer = await remember("Proof it four to six hours at room temperature; rye ferments faster, so check it after three.", {
+    conversationId: c,
+  });
   const reply = await remember("Great, I'll try the three hour check on Saturday.", { conversationId: c });
   await remember("The bakery on the corner sells rye crackers.", {});
   const ranked = await memory.search("sourdough proofing time", 4);
@@ -67,7 +74,9 @@ t.test("hygiene keeps what differs: only memories that say the same thing are fo
   t.equal(twin.reinforced, true, "the same words in the same conversation are one memory");
   t.equal(twin.memory.id, blue.memory.id);
   const folded = await consolidate({ pool, memory, log: createLogger("silent") }, { similarity: 0.5, everything: true, jobId: null });
-  const live = await pool.query("select id from memories where deleted_at is null and id = any($1::uuid[])", [[blue.memory.id, green.memory.id, elsewhere.memory.id]]);
+  const live = await pool.query("select id from memories where deleted_at is null and id = any($1::uuid[])", [
+    [blue.memory.id, green.memory.id, elsewhere.memory.id],
+  ]);
   t.equal(live.rowCount, 3, `consolidation folds none of them (${folded.folded} folded elsewhere)`);
 });
 
@@ -77,7 +86,10 @@ t.test("the index follows deletes, and memories stored before it join it", async
   t.ok(before >= 1);
   await memory.forget(m.memory.id, false);
   t.equal(await df("zanzibar"), before - 1, "a soft delete takes its terms out");
-  t.equal((await memory.search("Zanzibar spice tour", 3)).find((r) => r.memory.id === m.memory.id), undefined);
+  t.equal(
+    (await memory.search("Zanzibar spice tour", 3)).find((r) => r.memory.id === m.memory.id),
+    undefined,
+  );
   // As an older version of Psyche stored it: a row with no terms.
   const [vector] = await memory.embedder.embed(["Quokka photographs from Rottnest island"]);
   const raw = await pool.query<{ id: string }>(

@@ -62,7 +62,10 @@ t.test("start returns once /health answers; the PID file is 0600 with the pid an
 
   const status = await cli("status");
   t.equal(status.code, 0, status.out);
-  t.match(status.out, new RegExp(`running: pid ${pid}, ${url.replace(/[.]/g, "\\.")}, up \\d+h\\d+m\\d+s, version \\S+, health (ok|degraded)`));
+  t.match(
+    status.out,
+    new RegExp(`running: pid ${pid}, ${url.replace(/[.]/g, "\\.")}, up \\d+h\\d+m\\d+s, version \\S+, health (ok|degraded)`),
+  );
   const logs = await cli("logs");
   t.equal(logs.code, 0);
   t.match(logs.out, /Psyche is listening on http/, "the server's output is in the log");
@@ -80,7 +83,9 @@ t.test("a stale PID file (a dead pid) is reported, then cleaned up by start", as
   const dead = spawn(process.execPath, ["-e", ""]);
   const deadPid = dead.pid!;
   await new Promise((r) => dead.on("exit", r));
-  writeFileSync(pidFile, JSON.stringify({ pid: deadPid, url: "http://127.0.0.1:1", started_at: new Date().toISOString(), version: "0" }), { mode: 0o600 });
+  writeFileSync(pidFile, JSON.stringify({ pid: deadPid, url: "http://127.0.0.1:1", started_at: new Date().toISOString(), version: "0" }), {
+    mode: 0o600,
+  });
   const status = await cli("status");
   t.equal(status.code, 3);
   t.match(status.out, /stale/);

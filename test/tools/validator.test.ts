@@ -9,7 +9,11 @@ t.test("2020-12, 2019-09 and 07 are known; no $schema is draft-07", async (t) =>
   t.equal(draftOf({ ...body, $schema: "https://json-schema.org/draft/2019-09/schema" }), "2019-09");
   t.equal(draftOf({ ...body, $schema: "http://json-schema.org/draft-07/schema#" }), "07");
   t.equal(draftOf(body), "07");
-  for (const $schema of ["https://json-schema.org/draft/2020-12/schema", "https://json-schema.org/draft/2019-09/schema", "http://json-schema.org/draft-07/schema#"]) {
+  for (const $schema of [
+    "https://json-schema.org/draft/2020-12/schema",
+    "https://json-schema.org/draft/2019-09/schema",
+    "http://json-schema.org/draft-07/schema#",
+  ]) {
     const v = validatorFor({ ...body, $schema });
     if (typeof v === "string") throw new Error(v);
     t.ok(v({ n: 3 }), `${$schema}: valid`);
@@ -18,7 +22,12 @@ t.test("2020-12, 2019-09 and 07 are known; no $schema is draft-07", async (t) =>
 });
 
 t.test("each draft's own keywords work: prefixItems (2020-12), dependentRequired (2019-09)", async (t) => {
-  const tuple = validatorFor({ $schema: "https://json-schema.org/draft/2020-12/schema", type: "array", prefixItems: [{ type: "string" }, { type: "integer" }], items: false });
+  const tuple = validatorFor({
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    type: "array",
+    prefixItems: [{ type: "string" }, { type: "integer" }],
+    items: false,
+  });
   if (typeof tuple === "string") throw new Error(tuple);
   t.ok(tuple(["a", 1]));
   t.notOk(tuple(["a", "b"]));
@@ -29,6 +38,9 @@ t.test("each draft's own keywords work: prefixItems (2020-12), dependentRequired
 });
 
 t.test("a draft this server does not know is a clear refusal", async (t) => {
-  t.match(validatorFor({ ...body, $schema: "http://json-schema.org/draft-04/schema#" }), /not a draft this server knows \(2020-12, 2019-09 or 07\)/);
+  t.match(
+    validatorFor({ ...body, $schema: "http://json-schema.org/draft-04/schema#" }),
+    /not a draft this server knows \(2020-12, 2019-09 or 07\)/,
+  );
   t.match(validatorFor({ ...body, $schema: 7 }), /\$schema must be a string/);
 });

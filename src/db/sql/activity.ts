@@ -3,7 +3,9 @@ import type { Queryable } from "../pool.js";
 
 /** Records a request; at most one write a second, however many requests come. */
 export async function touchActivity(db: Queryable): Promise<void> {
-  await db.query("update activity set last_request_at = now() where last_request_at is null or last_request_at < now() - interval '1 second'");
+  await db.query(
+    "update activity set last_request_at = now() where last_request_at is null or last_request_at < now() - interval '1 second'",
+  );
 }
 
 export async function lastActivity(db: Queryable): Promise<Date | null> {

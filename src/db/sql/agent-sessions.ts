@@ -54,16 +54,18 @@ export async function endOpenSessions(db: Queryable, agent: string, project: str
 }
 
 export async function insertSession(db: Queryable, s: { agent: string; project: string; externalId: string | null }): Promise<SessionRow> {
-  const res = await db.query<SessionRow>(`insert into agent_sessions (agent, project, external_id) values ($1, $2, $3) returning ${SESSION}`, [
-    s.agent,
-    s.project,
-    s.externalId,
-  ]);
+  const res = await db.query<SessionRow>(
+    `insert into agent_sessions (agent, project, external_id) values ($1, $2, $3) returning ${SESSION}`,
+    [s.agent, s.project, s.externalId],
+  );
   return res.rows[0]!;
 }
 
 export async function sessionByExternalId(db: Queryable, agent: string, externalId: string): Promise<SessionRow | undefined> {
-  const res = await db.query<SessionRow>(`select ${SESSION} from agent_sessions where agent = $1 and external_id = $2`, [agent, externalId]);
+  const res = await db.query<SessionRow>(`select ${SESSION} from agent_sessions where agent = $1 and external_id = $2`, [
+    agent,
+    externalId,
+  ]);
   return res.rows[0];
 }
 
@@ -122,7 +124,11 @@ export async function ghapById(db: Queryable, id: string): Promise<GhapRow | und
 }
 
 /** Active GHAP whose session has ended: work left open by a session that crashed or was forgotten. */
-export async function orphanedGhap(db: Queryable, project: string | null, limit = 10): Promise<(GhapRow & { project: string; session_ended_at: Date })[]> {
+export async function orphanedGhap(
+  db: Queryable,
+  project: string | null,
+  limit = 10,
+): Promise<(GhapRow & { project: string; session_ended_at: Date })[]> {
   const res = await db.query<GhapRow & { project: string; session_ended_at: Date }>(
     `select ${GHAP}, s.project, s.ended_at as session_ended_at from ghap g join agent_sessions s on s.id = g.session_id
      where g.status = 'active' and s.ended_at is not null and ($1::text is null or s.project = $1)
@@ -151,7 +157,13 @@ export async function updateGhap(db: Queryable, id: string, f: Partial<GhapField
   return res.rows[0]!;
 }
 
-export async function resolveGhapRow(db: Queryable, id: string, outcome: GhapOutcome, note: string | null, memoryId: string | null): Promise<GhapRow | undefined> {
+export async function resolveGhapRow(
+  db: Queryable,
+  id: string,
+  outcome: GhapOutcome,
+  note: string | null,
+  memoryId: string | null,
+): Promise<GhapRow | undefined> {
   const res = await db.query<GhapRow>(
     `update ghap as g set status = $2, outcome_note = $3, memory_id = $4, resolved_at = now(), updated_at = now()
      where g.id = $1 and g.status = 'active' returning ${GHAP}`,

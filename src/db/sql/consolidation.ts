@@ -12,7 +12,13 @@ export interface NearDuplicate {
  * Live memories created after `since` (newest first, at most `limit`), each with its nearest
  * other live memory of the same kind, where that one is at least `similarity` alike.
  */
-export async function nearDuplicates(db: Queryable, space: VectorSpace, since: Date | null, similarity: number, limit: number): Promise<NearDuplicate[]> {
+export async function nearDuplicates(
+  db: Queryable,
+  space: VectorSpace,
+  since: Date | null,
+  similarity: number,
+  limit: number,
+): Promise<NearDuplicate[]> {
   const v = vec(space);
   const e = literal(space.embedder);
   const res = await db.query<NearDuplicate>(
@@ -51,7 +57,10 @@ export async function foldMemory(db: Queryable, keepId: string, goneId: string):
     [keepId, goneId],
   );
   if ((res.rowCount ?? 0) === 0) return false;
-  await db.query(`update memories set citations = array_replace(citations, $2::uuid, $1::uuid) where $2::uuid = any(citations) and id <> $1`, [keepId, goneId]);
+  await db.query(
+    `update memories set citations = array_replace(citations, $2::uuid, $1::uuid) where $2::uuid = any(citations) and id <> $1`,
+    [keepId, goneId],
+  );
   return true;
 }
 
@@ -67,6 +76,8 @@ export async function survivorOf(db: Queryable, a: string, b: string): Promise<{
 
 /** When the last consolidation that finished began (null: never). */
 export async function lastConsolidation(db: Queryable): Promise<Date | null> {
-  const res = await db.query<{ at: Date | null }>(`select max(started_at) as at from dream_journal where kind = 'consolidate' and status = 'done'`);
+  const res = await db.query<{ at: Date | null }>(
+    `select max(started_at) as at from dream_journal where kind = 'consolidate' and status = 'done'`,
+  );
   return res.rows[0]?.at ?? null;
 }

@@ -1,7 +1,6 @@
 import type { ToolCall } from "../../tools/types.js";
 import type { Queryable } from "../pool.js";
 
-
 export interface StoredMessage {
   id: number;
   position: number;
@@ -55,7 +54,12 @@ export const messageArrays = (messages: readonly NewMessage[]) => ({
 });
 
 /** Appends messages after the conversation's last position (turnId: the turn that wrote them, if any); returns the last new id. */
-export async function appendMessages(db: Queryable, conversationId: string, turnId: string | null, messages: readonly NewMessage[]): Promise<number | undefined> {
+export async function appendMessages(
+  db: Queryable,
+  conversationId: string,
+  turnId: string | null,
+  messages: readonly NewMessage[],
+): Promise<number | undefined> {
   if (messages.length === 0) return undefined;
   const res = await db.query<{ id: number }>(
     `insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
@@ -63,7 +67,13 @@ export async function appendMessages(db: Queryable, conversationId: string, turn
             m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $2
      from unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) with ordinality as m(role, content, name, tool_calls, tool_call_id, ord)
      returning id`,
-    [conversationId, turnId, ...(({ roles, contents, names, toolCalls, toolCallIds }) => [roles, contents, names, toolCalls, toolCallIds])(messageArrays(messages))],
+    [
+      conversationId,
+      turnId,
+      ...(({ roles, contents, names, toolCalls, toolCallIds }) => [roles, contents, names, toolCalls, toolCallIds])(
+        messageArrays(messages),
+      ),
+    ],
   );
   return Math.max(...res.rows.map((r) => r.id));
 }
@@ -83,7 +93,12 @@ export interface ConversationSummary {
 }
 
 /** Read-only: the named conversation, or the most recently active one when `id` is null. */
-export async function conversationSummary(db: Queryable, id: string | null, last: number, chars: number): Promise<ConversationSummary | undefined> {
+export async function conversationSummary(
+  db: Queryable,
+  id: string | null,
+  last: number,
+  chars: number,
+): Promise<ConversationSummary | undefined> {
   const res = await db.query<ConversationSummary>(
     `with c as (select * from conversations where ($1::text is null or id = $1) order by last_active_at desc limit 1)
      select c.id, c.created_at, c.last_active_at,

@@ -12,9 +12,12 @@ export interface StoredDreamSettings {
 }
 
 export async function storedDreamSettings(db: Queryable): Promise<StoredDreamSettings> {
-  const res = await db.query<{ overrides: Record<string, unknown>; dnd_until: Date | null; dnd_reason: string | null; wake_requested_at: Date | null }>(
-    "select overrides, case when dnd_until > now() then dnd_until end as dnd_until, dnd_reason, wake_requested_at from dream_settings",
-  );
+  const res = await db.query<{
+    overrides: Record<string, unknown>;
+    dnd_until: Date | null;
+    dnd_reason: string | null;
+    wake_requested_at: Date | null;
+  }>("select overrides, case when dnd_until > now() then dnd_until end as dnd_until, dnd_reason, wake_requested_at from dream_settings");
   const row = res.rows[0];
   return {
     overrides: row?.overrides ?? {},
@@ -31,12 +34,17 @@ export async function doNotDisturbUntil(db: Queryable): Promise<Date | null> {
 
 /** Sets the keys of `set` and removes those in `reset` (back to their defaults), in one statement. */
 export async function patchDreamOverrides(db: Queryable, set: Record<string, unknown>, reset: readonly string[]): Promise<void> {
-  await db.query("update dream_settings set overrides = (overrides - $2::text[]) || $1::jsonb, updated_at = now()", [JSON.stringify(set), reset]);
+  await db.query("update dream_settings set overrides = (overrides - $2::text[]) || $1::jsonb, updated_at = now()", [
+    JSON.stringify(set),
+    reset,
+  ]);
 }
 
 /** Records a wake request (and ends do-not-disturb): reveries that started before it stop. */
 export async function requestWake(db: Queryable): Promise<void> {
-  await db.query("update dream_settings set wake_requested_at = clock_timestamp(), dnd_until = null, dnd_reason = null, updated_at = now()");
+  await db.query(
+    "update dream_settings set wake_requested_at = clock_timestamp(), dnd_until = null, dnd_reason = null, updated_at = now()",
+  );
 }
 
 export async function setDoNotDisturb(db: Queryable, until: Date | null, reason: string | null): Promise<void> {

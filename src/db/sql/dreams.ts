@@ -26,23 +26,34 @@ export interface DreamRow {
 
 export async function startDream(
   db: Queryable,
-  d: { id: string; kind?: JournalKind; jobId: string | null; focus: string | null; seedMemoryIds: string[]; model: string; workerId?: string | undefined },
+  d: {
+    id: string;
+    kind?: JournalKind;
+    jobId: string | null;
+    focus: string | null;
+    seedMemoryIds: string[];
+    model: string;
+    workerId?: string | undefined;
+  },
 ): Promise<void> {
-  await db.query(`insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id) values ($1, $2, $3, $4, $5::uuid[], $6, $7)`, [
-    d.id,
-    d.kind ?? "dream",
-    d.jobId,
-    d.focus,
-    d.seedMemoryIds,
-    d.model,
-    d.workerId ?? null,
-  ]);
+  await db.query(
+    `insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id) values ($1, $2, $3, $4, $5::uuid[], $6, $7)`,
+    [d.id, d.kind ?? "dream", d.jobId, d.focus, d.seedMemoryIds, d.model, d.workerId ?? null],
+  );
 }
 
 export async function endDream(
   db: Queryable,
   id: string,
-  r: { status: "done" | "interrupted" | "failed"; content: string; tokens: number; significance: number | null; valence: number | null; arousal: number | null; error?: string | null },
+  r: {
+    status: "done" | "interrupted" | "failed";
+    content: string;
+    tokens: number;
+    significance: number | null;
+    valence: number | null;
+    arousal: number | null;
+    error?: string | null;
+  },
   /** For a woken reverie: milliseconds since its generation stopped (the wake latency runs to then). */
   stoppedMsAgo: number | null = null,
 ): Promise<void> {
@@ -77,8 +88,17 @@ export async function setDreamSeeds(db: Queryable, id: string, memoryIds: readon
   await db.query("update dream_journal set seed_memory_ids = $2::uuid[] where id = $1", [id, memoryIds]);
 }
 
-export async function scoreDream(db: Queryable, id: string, s: { importance: number; valence: number | null; arousal: number | null }): Promise<void> {
-  await db.query(`update dream_journal set significance = $2, valence = $3, arousal = $4 where id = $1`, [id, s.importance, s.valence, s.arousal]);
+export async function scoreDream(
+  db: Queryable,
+  id: string,
+  s: { importance: number; valence: number | null; arousal: number | null },
+): Promise<void> {
+  await db.query(`update dream_journal set significance = $2, valence = $3, arousal = $4 where id = $1`, [
+    id,
+    s.importance,
+    s.valence,
+    s.arousal,
+  ]);
 }
 
 export interface JournalFilter {
@@ -172,7 +192,15 @@ export interface DreamState {
  * turn within `awakeSeconds`), and sleeping when no one is.
  */
 export async function dreamState(db: Queryable, awakeSeconds: number): Promise<DreamState> {
-  const res = await db.query<{ dream_id: string | null; kind: JournalKind | null; dream_started: Date | null; focus: string | null; last_seen: Date | null; here: boolean; chat_waiting: boolean }>(
+  const res = await db.query<{
+    dream_id: string | null;
+    kind: JournalKind | null;
+    dream_started: Date | null;
+    focus: string | null;
+    last_seen: Date | null;
+    here: boolean;
+    chat_waiting: boolean;
+  }>(
     `select d.id as dream_id, d.kind, d.started_at as dream_started, d.focus,
        greatest((select max(coalesce(finished_at, created_at)) from turns), (select last_request_at from activity),
          (select max(last_seen_at) from clients where left_at is null)) as last_seen,
@@ -182,7 +210,8 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
     [awakeSeconds],
   );
   const r = res.rows[0]!;
-  if (r.dream_id) return { state: r.chat_waiting ? "waking" : "dreaming", kind: r.kind, since: r.dream_started, focus: r.focus, dream_id: r.dream_id };
+  if (r.dream_id)
+    return { state: r.chat_waiting ? "waking" : "dreaming", kind: r.kind, since: r.dream_started, focus: r.focus, dream_id: r.dream_id };
   return { state: r.here ? "awake" : "sleeping", kind: null, since: r.last_seen, focus: null, dream_id: null };
 }
 

@@ -44,20 +44,30 @@ export async function getRun(db: Queryable, id: string): Promise<EmbeddingRun | 
 }
 
 export async function startRun(db: Queryable, id: string, total: number): Promise<void> {
-  await db.query(`update embedding_runs set status = 'running', started_at = coalesce(started_at, now()), total = $2 where id = $1`, [id, total]);
+  await db.query(`update embedding_runs set status = 'running', started_at = coalesce(started_at, now()), total = $2 where id = $1`, [
+    id,
+    total,
+  ]);
 }
 
 export async function addRunProgress(db: Queryable, id: string, n: number): Promise<void> {
   await db.query(`update embedding_runs set done = done + $2 where id = $1`, [id, n]);
 }
 
-export async function endRun(db: Queryable, id: string, status: "done" | "failed" | "superseded", error: string | null = null): Promise<void> {
+export async function endRun(
+  db: Queryable,
+  id: string,
+  status: "done" | "failed" | "superseded",
+  error: string | null = null,
+): Promise<void> {
   await db.query(`update embedding_runs set status = $2, error = $3, finished_at = now() where id = $1`, [id, status, error]);
 }
 
 /** Live memories whose vectors are not from `embedder`. */
 export async function staleMemoryCount(db: Queryable, embedder: string): Promise<number> {
-  const res = await db.query<{ n: number }>(`select count(*)::int as n from memories where embedder <> $1 and deleted_at is null`, [embedder]);
+  const res = await db.query<{ n: number }>(`select count(*)::int as n from memories where embedder <> $1 and deleted_at is null`, [
+    embedder,
+  ]);
   return res.rows[0]!.n;
 }
 

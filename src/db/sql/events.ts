@@ -11,7 +11,10 @@ export interface EventRow {
 /** Events after `afterId`, oldest first (ids are bigints, kept as strings). */
 export async function eventsAfter(db: Queryable, afterId: string, limit: number): Promise<EventRow[]> {
   // Ordered by the column, not the text alias ("10" sorts before "7").
-  const res = await db.query<EventRow>("select e.id::text as id, e.at, e.type, e.data from events e where e.id > $1::bigint order by e.id limit $2", [afterId, limit]);
+  const res = await db.query<EventRow>(
+    "select e.id::text as id, e.at, e.type, e.data from events e where e.id > $1::bigint order by e.id limit $2",
+    [afterId, limit],
+  );
   return res.rows;
 }
 
@@ -23,7 +26,10 @@ export async function lastEventId(db: Queryable): Promise<string> {
 
 /** The id of the `n`th newest event's predecessor: where a reader that wants a backlog of n starts. */
 export async function eventIdBefore(db: Queryable, n: number): Promise<string> {
-  const res = await db.query<{ id: string | null }>("select (min(id) - 1)::text as id from (select id from events order by id desc limit $1) e", [n]);
+  const res = await db.query<{ id: string | null }>(
+    "select (min(id) - 1)::text as id from (select id from events order by id desc limit $1) e",
+    [n],
+  );
   return res.rows[0]?.id ?? "0";
 }
 

@@ -94,7 +94,21 @@ export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryR
   const res = await db.query<MemoryRow>(
     `insert into memories (kind, content, summary, tags, importance, valence, arousal, embedding, embedder, source_kind, source_id, citations, conversation_id)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) returning ${COLUMNS}`,
-    [m.kind, m.content, m.summary, m.tags, m.importance, m.valence, m.arousal, toVector(m.embedding), m.embedder, m.sourceKind, m.sourceId, m.citations, m.conversationId],
+    [
+      m.kind,
+      m.content,
+      m.summary,
+      m.tags,
+      m.importance,
+      m.valence,
+      m.arousal,
+      toVector(m.embedding),
+      m.embedder,
+      m.sourceKind,
+      m.sourceId,
+      m.citations,
+      m.conversationId,
+    ],
   );
   return res.rows[0]!;
 }
@@ -226,7 +240,11 @@ export async function memoryCounts(db: Queryable): Promise<MemoryCounts> {
 }
 
 /** Replaces memories' vectors with ones from `space`'s embedder (re-embedding). */
-export async function setEmbeddings(db: Queryable, space: VectorSpace, rows: readonly { id: string; vector: readonly number[] }[]): Promise<number> {
+export async function setEmbeddings(
+  db: Queryable,
+  space: VectorSpace,
+  rows: readonly { id: string; vector: readonly number[] }[],
+): Promise<number> {
   if (rows.length === 0) return 0;
   const res = await db.query(
     `update memories m set embedding = v.embedding::vector, embedder = $3

@@ -92,7 +92,11 @@ export interface TextMatch {
  * is bounded however many memories there are; a memory that matches only common terms, and
  * none of them densely, is the one that can be missed, and it would rank low anyway.
  */
-export async function bm25Matches(db: Queryable, terms: readonly string[], o: { limit: number; perTerm: number; k1: number; b: number }): Promise<TextMatch[]> {
+export async function bm25Matches(
+  db: Queryable,
+  terms: readonly string[],
+  o: { limit: number; perTerm: number; k1: number; b: number },
+): Promise<TextMatch[]> {
   if (terms.length === 0) return [];
   const res = await db.query<TextMatch>(
     `${CUSTOM_PLAN}

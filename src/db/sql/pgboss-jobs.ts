@@ -14,7 +14,10 @@ export async function queueCounts(db: Queryable, queue: string): Promise<{ queue
 
 /** Whether anything is waiting or running on `queue` (the dream scheduler starts nothing then). */
 export async function queueBusy(db: Queryable, queue: string): Promise<boolean> {
-  const res = await db.query<{ busy: boolean }>("select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active')) as busy", [queue]);
+  const res = await db.query<{ busy: boolean }>(
+    "select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active')) as busy",
+    [queue],
+  );
   return res.rows[0]?.busy ?? false;
 }
 
@@ -29,7 +32,10 @@ export async function waitingAbove(db: Queryable, queue: string, priority: numbe
 
 /** Returns a fetched job to the queue untouched, to run after what outranks it. */
 export async function putBack(db: Queryable, queue: string, jobId: string): Promise<void> {
-  await db.query("update pgboss.job set state = 'created', started_on = null where name = $1 and id = $2 and state = 'active'", [queue, jobId]);
+  await db.query("update pgboss.job set state = 'created', started_on = null where name = $1 and id = $2 and state = 'active'", [
+    queue,
+    jobId,
+  ]);
 }
 
 export interface ReverieJobRow {
@@ -92,7 +98,11 @@ export type StrandedAction = "move" | "complete" | "cancel";
  * pg-boss would expire them only after the queue's expiry (an hour), and an active job keeps
  * the dream scheduler waiting.
  */
-export async function strandedJobs(db: Queryable, queue: string, staleMs: number): Promise<{ id: string; kind: string; turn_id: string | null; action: StrandedAction }[]> {
+export async function strandedJobs(
+  db: Queryable,
+  queue: string,
+  staleMs: number,
+): Promise<{ id: string; kind: string; turn_id: string | null; action: StrandedAction }[]> {
   const res = await db.query<{ id: string; kind: string; turn_id: string | null; action: StrandedAction }>(
     `select * from (
        select j.id, j.data->>'kind' as kind, t.id as turn_id,

@@ -4,7 +4,13 @@ import type { Turn } from "./turns.js";
 
 /** An input item as GET /v1/responses/{id}/input_items lists it. */
 export type StoredInputItem =
-  | { type: "message"; id: string; role: "user" | "assistant" | "system" | "developer"; status: "completed"; content: { type: "input_text" | "output_text"; text: string }[] }
+  | {
+      type: "message";
+      id: string;
+      role: "user" | "assistant" | "system" | "developer";
+      status: "completed";
+      content: { type: "input_text" | "output_text"; text: string }[];
+    }
   | { type: "function_call"; id: string; call_id: string; name: string; arguments: string; status: "completed" }
   | { type: "function_call_output"; id: string; call_id: string; output: string; status: "completed" };
 

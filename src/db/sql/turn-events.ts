@@ -9,10 +9,10 @@ export interface TurnEvent {
 }
 
 export async function eventsAfter(db: Queryable, turnId: string, afterSeq: number): Promise<TurnEvent[]> {
-  const res = await db.query<TurnEvent>(
-    "select seq, kind, content from turn_events where turn_id = $1 and seq > $2 order by seq",
-    [turnId, afterSeq],
-  );
+  const res = await db.query<TurnEvent>("select seq, kind, content from turn_events where turn_id = $1 and seq > $2 order by seq", [
+    turnId,
+    afterSeq,
+  ]);
   return res.rows;
 }
 

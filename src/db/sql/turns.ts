@@ -3,7 +3,6 @@ import type { CheckedToolCall, ToolCall, ToolChoice, ToolSpec } from "../../tool
 import type { ResponseFormat } from "../../tools/response-format.js";
 import { messageArrays, type NewMessage } from "./conversations.js";
 
-
 export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
 export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
 
@@ -119,7 +118,9 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.jobId,
       t.promptEndPosition,
       t.firstPosition,
-      ...(({ roles, contents, names, toolCalls, toolCallIds }) => [roles, contents, names, toolCalls, toolCallIds])(messageArrays(t.messages)),
+      ...(({ roles, contents, names, toolCalls, toolCallIds }) => [roles, contents, names, toolCalls, toolCallIds])(
+        messageArrays(t.messages),
+      ),
       t.tools?.length ? JSON.stringify(t.tools) : null,
       t.toolChoice ? JSON.stringify(t.toolChoice) : null,
       t.parallelToolCalls ?? null,
@@ -189,7 +190,16 @@ export async function finishTurn(db: Queryable, id: string, workerId: string, r:
     `update turns set status = case when $3 = 'cancelled' then 'cancelled' else 'done' end,
             content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, server_tool_calls = $8::jsonb, finished_at = now()
      where id = $1 and worker_id = $2 and status = 'running'`,
-    [id, workerId, r.finishReason, r.content, r.promptTokens, r.completionTokens, r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null, r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null],
+    [
+      id,
+      workerId,
+      r.finishReason,
+      r.content,
+      r.promptTokens,
+      r.completionTokens,
+      r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null,
+      r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null,
+    ],
   );
   return res.rowCount === 1;
 }
@@ -214,7 +224,10 @@ export async function requestCancel(db: Queryable, id: string): Promise<TurnStat
 }
 
 /** Running turns whose worker is gone: no heartbeat for `staleMs`, stopped, or never registered. */
-export async function orphanedTurns(db: Queryable, staleMs: number): Promise<{ id: string; job_id: string | null; attempts: number; worker_id: string | null; pid: number | null; host: string | null }[]> {
+export async function orphanedTurns(
+  db: Queryable,
+  staleMs: number,
+): Promise<{ id: string; job_id: string | null; attempts: number; worker_id: string | null; pid: number | null; host: string | null }[]> {
   const res = await db.query(
     `select t.id, t.job_id, t.attempts, t.worker_id, w.pid, w.host, w.heartbeat_at
      from turns t left join inference_workers w on w.id = t.worker_id
@@ -226,7 +239,11 @@ export async function orphanedTurns(db: Queryable, staleMs: number): Promise<{ i
 }
 
 /** Running turns held by workers on `host`, with their pids: for the fast dead-pid check. */
-export async function runningTurnsOnHost(db: Queryable, host: string, exceptWorker: string): Promise<{ id: string; job_id: string | null; worker_id: string; pid: number; attempts: number }[]> {
+export async function runningTurnsOnHost(
+  db: Queryable,
+  host: string,
+  exceptWorker: string,
+): Promise<{ id: string; job_id: string | null; worker_id: string; pid: number; attempts: number }[]> {
   const res = await db.query(
     `select t.id, t.job_id, t.worker_id, t.attempts, w.pid from turns t join inference_workers w on w.id = t.worker_id
      where t.status = 'running' and w.host = $1 and w.id <> $2`,
@@ -246,8 +263,15 @@ export async function requeueTurn(db: Queryable, id: string, fromWorker: string 
 }
 
 /** Of `ids`, the turns `workerId` still holds running. */
-export async function heldTurns(db: Queryable, workerId: string, ids: readonly string[]): Promise<{ id: string; job_id: string | null; attempts: number; worker_id: string | null }[]> {
-  const res = await db.query(`select id, job_id, attempts, worker_id from turns where worker_id = $1 and status = 'running' and id = any($2::uuid[])`, [workerId, ids]);
+export async function heldTurns(
+  db: Queryable,
+  workerId: string,
+  ids: readonly string[],
+): Promise<{ id: string; job_id: string | null; attempts: number; worker_id: string | null }[]> {
+  const res = await db.query(
+    `select id, job_id, attempts, worker_id from turns where worker_id = $1 and status = 'running' and id = any($2::uuid[])`,
+    [workerId, ids],
+  );
   return res.rows;
 }
 

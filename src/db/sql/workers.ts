@@ -1,7 +1,16 @@
 import type { Queryable } from "../pool.js";
 
-export async function registerWorker(db: Queryable, w: { id: string; host: string; pid: number; model: string; contextSize?: number | undefined }): Promise<void> {
-  await db.query("insert into inference_workers (id, host, pid, model, context_size) values ($1, $2, $3, $4, $5)", [w.id, w.host, w.pid, w.model, w.contextSize ?? null]);
+export async function registerWorker(
+  db: Queryable,
+  w: { id: string; host: string; pid: number; model: string; contextSize?: number | undefined },
+): Promise<void> {
+  await db.query("insert into inference_workers (id, host, pid, model, context_size) values ($1, $2, $3, $4, $5)", [
+    w.id,
+    w.host,
+    w.pid,
+    w.model,
+    w.contextSize ?? null,
+  ]);
 }
 
 /** The smallest context of the live workers (any of them may take a turn); undefined when none says. */

@@ -98,7 +98,11 @@ async function loadJournal() {
     ...data.map((d) => {
       const from = new Date(d.started_at).getTime();
       const to = new Date(d.ended_at ?? Date.now()).getTime();
-      const block = el("div", { class: `block ${KIND_CLASS[d.kind] ?? ""}${d.was_interrupted ? " interrupted" : ""}`, title: `${d.kind}, ${d.status}`, onclick: () => showDream(d) });
+      const block = el("div", {
+        class: `block ${KIND_CLASS[d.kind] ?? ""}${d.was_interrupted ? " interrupted" : ""}`,
+        title: `${d.kind}, ${d.status}`,
+        onclick: () => showDream(d),
+      });
       block.style.left = `${((from - start) / span) * 100}%`;
       block.style.width = `${Math.max(0.3, ((to - from) / span) * 100)}%`;
       return block;
@@ -134,7 +138,9 @@ function showState(state) {
 async function loadStatus() {
   const [status, health] = await Promise.all([api("/dream/status"), api("/health")]);
   showState(status.state);
-  $("workers").textContent = health.worker.alive ? `${health.worker.workers.length} worker${health.worker.workers.length === 1 ? "" : "s"} up` : "no worker";
+  $("workers").textContent = health.worker.alive
+    ? `${health.worker.workers.length} worker${health.worker.workers.length === 1 ? "" : "s"} up`
+    : "no worker";
   $("queue").textContent = `queue: ${health.queue.queued} waiting, ${health.queue.active} running`;
 }
 

@@ -27,7 +27,16 @@ export function streamMessage(c: Context, deps: WebServices, o: { follower: Turn
     try {
       await s.write(
         frame("message_start", {
-          message: { id: messageId(turnId), type: "message", role: "assistant", model: o.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: o.inputTokens, output_tokens: 0 } },
+          message: {
+            id: messageId(turnId),
+            type: "message",
+            role: "assistant",
+            model: o.model,
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: o.inputTokens, output_tokens: 0 },
+          },
         }),
       );
       await s.write(frame("ping", {}));
@@ -45,10 +54,17 @@ export function streamMessage(c: Context, deps: WebServices, o: { follower: Turn
           for (const call of calls) {
             const block = toolUseBlock(call);
             await s.write(frame("content_block_start", { index, content_block: { ...block, input: {} } }));
-            await s.write(frame("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) } }));
+            await s.write(
+              frame("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) } }),
+            );
             await s.write(frame("content_block_stop", { index: index++ }));
           }
-          await s.write(frame("message_delta", { delta: { stop_reason: stopReason(turn.finish_reason), stop_sequence: null }, usage: { output_tokens: turn.completion_tokens ?? 0 } }));
+          await s.write(
+            frame("message_delta", {
+              delta: { stop_reason: stopReason(turn.finish_reason), stop_sequence: null },
+              usage: { output_tokens: turn.completion_tokens ?? 0 },
+            }),
+          );
           await s.write(frame("message_stop", {}));
         } else {
           await s.write(frame("error", { error: { type: "api_error", message: event.content } }));

@@ -31,11 +31,14 @@ export function agentConversation(userId: string | null | undefined, sessionHead
   const uuid = "([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})";
   // Claude Code 2 sends the session in a header, and in user_id as JSON ({"session_id": ...});
   // earlier versions as user_..._session_<uuid>.
-  const session = (sessionHeader && new RegExp(`^${uuid}$`, "i").exec(sessionHeader)) || (userId ? new RegExp(`session(?:_|_id"\\s*:\\s*")${uuid}`, "i").exec(userId) : null);
+  const session =
+    (sessionHeader && new RegExp(`^${uuid}$`, "i").exec(sessionHeader)) ||
+    (userId ? new RegExp(`session(?:_|_id"\\s*:\\s*")${uuid}`, "i").exec(userId) : null);
   return session ? `claude-code-${session[1]!.toLowerCase()}` : undefined;
 }
 
-const toolResultText = (content: string | { text: string }[] | undefined) => (typeof content === "string" ? content : (content ?? []).map((b) => b.text).join("\n"));
+const toolResultText = (content: string | { text: string }[] | undefined) =>
+  typeof content === "string" ? content : (content ?? []).map((b) => b.text).join("\n");
 
 /** The turn's messages: system, then each message's blocks as user, assistant and tool messages. */
 export function turnMessages(system: CountTokensRequest["system"], messages: readonly AnthropicMessage[]): NewMessage[] {
@@ -48,22 +51,32 @@ export function turnMessages(system: CountTokensRequest["system"], messages: rea
       continue;
     }
     if (m.role === "system") {
-      if (m.content.some((b) => b.type !== "text")) throw invalidRequest(`messages[${i}]: a system message holds text blocks only`, `messages[${i}].content`, "invalid_value");
+      if (m.content.some((b) => b.type !== "text"))
+        throw invalidRequest(`messages[${i}]: a system message holds text blocks only`, `messages[${i}].content`, "invalid_value");
       out.push({ role: "system", content: m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n") });
       continue;
     }
     if (m.role === "assistant") {
       const text = m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
-      const calls = m.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: JSON.stringify(b.input) }] : []));
-      if (m.content.some((b) => b.type === "tool_result")) throw invalidRequest(`messages[${i}]: tool_result blocks belong in a user message`, `messages[${i}].content`, "invalid_value");
+      const calls = m.content.flatMap((b) =>
+        b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: JSON.stringify(b.input) }] : [],
+      );
+      if (m.content.some((b) => b.type === "tool_result"))
+        throw invalidRequest(`messages[${i}]: tool_result blocks belong in a user message`, `messages[${i}].content`, "invalid_value");
       out.push({ role: "assistant", content: text, ...(calls.length ? { toolCalls: calls } : {}) });
       continue;
     }
     // A user message: its tool results first (they answer the calls before it), then its words.
     for (const b of m.content) {
-      if (b.type === "tool_use") throw invalidRequest(`messages[${i}]: tool_use blocks belong in an assistant message`, `messages[${i}].content`, "invalid_value");
+      if (b.type === "tool_use")
+        throw invalidRequest(`messages[${i}]: tool_use blocks belong in an assistant message`, `messages[${i}].content`, "invalid_value");
       // is_error is kept in the words the model reads: the tool failed, and said this.
-      if (b.type === "tool_result") out.push({ role: "tool", toolCallId: b.tool_use_id, content: b.is_error ? `Error: ${toolResultText(b.content)}` : toolResultText(b.content) });
+      if (b.type === "tool_result")
+        out.push({
+          role: "tool",
+          toolCallId: b.tool_use_id,
+          content: b.is_error ? `Error: ${toolResultText(b.content)}` : toolResultText(b.content),
+        });
     }
     const text = m.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n");
     if (text || !m.content.some((b) => b.type === "tool_result")) out.push({ role: "user", content: text });
@@ -72,7 +85,11 @@ export function turnMessages(system: CountTokensRequest["system"], messages: rea
 }
 
 /** Custom tools and the choice, checked as the chat API checks them; server tools (a `type` other than custom) are returned apart, to ignore and name. */
-export function turnTools(req: Pick<CountTokensRequest, "tools" | "tool_choice">): { tools: ToolSpec[] | null; toolChoice: ToolChoice | null; serverTools: string[] } {
+export function turnTools(req: Pick<CountTokensRequest, "tools" | "tool_choice">): {
+  tools: ToolSpec[] | null;
+  toolChoice: ToolChoice | null;
+  serverTools: string[];
+} {
   const custom: { type: "function"; function: { name: string; description?: string; parameters: Record<string, unknown> } }[] = [];
   const serverTools: string[] = [];
   for (const [i, t] of (req.tools ?? []).entries()) {
@@ -80,11 +97,28 @@ export function turnTools(req: Pick<CountTokensRequest, "tools" | "tool_choice">
       serverTools.push(`tools[${i}] (${String(t.type).slice(0, 64)})`);
       continue;
     }
-    if (typeof t.name !== "string" || typeof t.input_schema !== "object" || t.input_schema === null) throw invalidRequest(`tools[${i}]: a tool needs a name and an input_schema`, `tools[${i}]`, "invalid_value");
-    custom.push({ type: "function", function: { name: t.name, ...(typeof t.description === "string" ? { description: t.description } : {}), parameters: t.input_schema as Record<string, unknown> } });
+    if (typeof t.name !== "string" || typeof t.input_schema !== "object" || t.input_schema === null)
+      throw invalidRequest(`tools[${i}]: a tool needs a name and an input_schema`, `tools[${i}]`, "invalid_value");
+    custom.push({
+      type: "function",
+      function: {
+        name: t.name,
+        ...(typeof t.description === "string" ? { description: t.description } : {}),
+        parameters: t.input_schema as Record<string, unknown>,
+      },
+    });
   }
   const c = req.tool_choice;
-  const choice = c === undefined ? undefined : c.type === "auto" ? "auto" : c.type === "any" ? "required" : c.type === "none" ? "none" : { type: "function" as const, function: { name: c.name } };
+  const choice =
+    c === undefined
+      ? undefined
+      : c.type === "auto"
+        ? "auto"
+        : c.type === "any"
+          ? "required"
+          : c.type === "none"
+            ? "none"
+            : { type: "function" as const, function: { name: c.name } };
   try {
     return { ...requestTools({ tools: custom, tool_choice: choice }), serverTools };
   } catch (err) {

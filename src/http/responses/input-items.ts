@@ -10,14 +10,32 @@ import type { InputItem } from "../schemas/responses.js";
 export const itemId = (prefix: string) => `${prefix}_${randomBytes(24).toString("hex")}`;
 
 const partsText = (content: string | readonly ({ text?: string; refusal?: string } & Record<string, unknown>)[]) =>
-  typeof content === "string" ? content : content.map((p) => (typeof p.text === "string" ? p.text : typeof p.refusal === "string" ? p.refusal : "")).join("");
+  typeof content === "string"
+    ? content
+    : content.map((p) => (typeof p.text === "string" ? p.text : typeof p.refusal === "string" ? p.refusal : "")).join("");
 
 /** The request's `input` as items with ids: a string is one user message. */
 export function storedInputItems(input: string | readonly InputItem[]): StoredInputItem[] {
-  if (typeof input === "string") return [{ type: "message", id: itemId("msg"), role: "user", status: "completed", content: [{ type: "input_text", text: input }] }];
+  if (typeof input === "string")
+    return [{ type: "message", id: itemId("msg"), role: "user", status: "completed", content: [{ type: "input_text", text: input }] }];
   return input.map((item): StoredInputItem => {
-    if (item.type === "function_call") return { type: "function_call", id: item.id ?? itemId("fc"), call_id: item.call_id, name: item.name, arguments: item.arguments, status: "completed" };
-    if (item.type === "function_call_output") return { type: "function_call_output", id: item.id ?? itemId("fco"), call_id: item.call_id, output: partsText(item.output), status: "completed" };
+    if (item.type === "function_call")
+      return {
+        type: "function_call",
+        id: item.id ?? itemId("fc"),
+        call_id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+        status: "completed",
+      };
+    if (item.type === "function_call_output")
+      return {
+        type: "function_call_output",
+        id: item.id ?? itemId("fco"),
+        call_id: item.call_id,
+        output: partsText(item.output),
+        status: "completed",
+      };
     return {
       type: "message",
       id: item.id ?? itemId("msg"),

@@ -17,7 +17,10 @@ export const messageItem = (turnId: string, text: string, status: "in_progress" 
 
 export const outputText = (text: string) => ({ type: "output_text" as const, text, annotations: [], logprobs: [] });
 
-export const functionCallItem = (call: { id: string; name: string; arguments: string }, status: "in_progress" | "completed" = "completed") => ({
+export const functionCallItem = (
+  call: { id: string; name: string; arguments: string },
+  status: "in_progress" | "completed" = "completed",
+) => ({
   type: "function_call" as const,
   id: functionCallItemId(call.id),
   call_id: call.id,
@@ -48,10 +51,21 @@ export function outputItems(row: Pick<ResponseRow, "id" | "content" | "tool_call
   return [...(text !== "" || calls.length === 0 ? [messageItem(row.id, text)] : []), ...calls.map((c) => functionCallItem(c))];
 }
 
-const toolJson = (t: ToolSpec) => ({ type: "function" as const, name: t.name, description: t.description ?? null, parameters: t.parameters ?? null, strict: null });
-const toolChoiceJson = (c: ToolChoice | null) => (c === null ? "auto" : typeof c === "string" ? c : { type: "function" as const, name: c.name });
+const toolJson = (t: ToolSpec) => ({
+  type: "function" as const,
+  name: t.name,
+  description: t.description ?? null,
+  parameters: t.parameters ?? null,
+  strict: null,
+});
+const toolChoiceJson = (c: ToolChoice | null) =>
+  c === null ? "auto" : typeof c === "string" ? c : { type: "function" as const, name: c.name };
 const formatJson = (f: ResponseFormat | null) =>
-  f === null ? { type: "text" } : f.type === "json_object" ? { type: "json_object" } : { type: "json_schema", name: f.name, schema: f.schema, strict: f.strict };
+  f === null
+    ? { type: "text" }
+    : f.type === "json_object"
+      ? { type: "json_object" }
+      : { type: "json_schema", name: f.name, schema: f.schema, strict: f.strict };
 
 /**
  * The Response object. `live` renders it as a stream's opening events carry it (in progress,

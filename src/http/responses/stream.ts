@@ -54,7 +54,13 @@ export function streamResponse(c: Context, deps: WebServices, o: StreamResponseO
         if (event.kind === "delta") {
           if (!opened) await openMessage();
           text += event.content;
-          await emit("response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta: event.content, logprobs: [] });
+          await emit("response.output_text.delta", {
+            item_id: itemId,
+            output_index: 0,
+            content_index: 0,
+            delta: event.content,
+            logprobs: [],
+          });
         } else if (event.kind === "done") {
           const row = await getResponse(deps.pool, turnId);
           if (!row) throw new Error(`response ${turnId} vanished while streaming`);
@@ -72,12 +78,19 @@ export function streamResponse(c: Context, deps: WebServices, o: StreamResponseO
             const item = functionCallItem(call);
             await emit("response.output_item.added", { output_index: outputIndex, item: functionCallItem(call, "in_progress") });
             await emit("response.function_call_arguments.delta", { item_id: item.id, output_index: outputIndex, delta: call.arguments });
-            await emit("response.function_call_arguments.done", { item_id: item.id, output_index: outputIndex, name: call.name, arguments: call.arguments });
+            await emit("response.function_call_arguments.done", {
+              item_id: item.id,
+              output_index: outputIndex,
+              name: call.name,
+              arguments: call.arguments,
+            });
             await emit("response.output_item.done", { output_index: outputIndex, item });
           }
           await emit(final.status === "completed" ? "response.completed" : "response.incomplete", { response: final });
         } else {
-          await emit("response.failed", { response: { ...live, status: "failed", error: { code: "server_error", message: event.content } } });
+          await emit("response.failed", {
+            response: { ...live, status: "failed", error: { code: "server_error", message: event.content } },
+          });
         }
       }
     } catch (err) {

@@ -23,7 +23,11 @@ const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
 function turnPurpose(header: string | undefined): TurnPurpose {
   if (header === undefined) return "chat";
   const value = header.trim().toLowerCase();
-  if (!(TURN_PURPOSES as readonly string[]).includes(value)) throw invalidRequest(`X-Psyche-Purpose must be one of ${TURN_PURPOSES.join(", ")}, not ${JSON.stringify(header.slice(0, 40))}`, "X-Psyche-Purpose");
+  if (!(TURN_PURPOSES as readonly string[]).includes(value))
+    throw invalidRequest(
+      `X-Psyche-Purpose must be one of ${TURN_PURPOSES.join(", ")}, not ${JSON.stringify(header.slice(0, 40))}`,
+      "X-Psyche-Purpose",
+    );
   return value as TurnPurpose;
 }
 
@@ -40,7 +44,12 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
     const responseFormat = requestResponseFormat(req.response_format, tools !== null && toolChoice !== "none");
     // Agents name their own models: the one model serves them all, and says so in the reply.
     if (req.model !== deps.modelId && deps.strictParams) throw modelNotFound(req.model, deps.modelId);
-    const maxTokens = replyBudget(req.max_completion_tokens ?? req.max_tokens, deps.maxTokens, req.max_completion_tokens ? "max_completion_tokens" : "max_tokens", deps.strictParams);
+    const maxTokens = replyBudget(
+      req.max_completion_tokens ?? req.max_tokens,
+      deps.maxTokens,
+      req.max_completion_tokens ? "max_completion_tokens" : "max_tokens",
+      deps.strictParams,
+    );
     const rawId = CONVERSATION_HEADERS.map((h) => c.req.header(h)).find((v) => v !== undefined) ?? req.metadata?.conversation_id;
     let conversationId: string | undefined;
     if (rawId !== undefined) {
@@ -58,7 +67,10 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
           role: m.role === "developer" ? "system" : m.role,
           content: m.content,
           name: "name" in m ? m.name : undefined,
-          toolCalls: "tool_calls" in m ? m.tool_calls?.map((tc) => ({ id: tc.id, name: tc.function.name, arguments: tc.function.arguments })) : undefined,
+          toolCalls:
+            "tool_calls" in m
+              ? m.tool_calls?.map((tc) => ({ id: tc.id, name: tc.function.name, arguments: tc.function.arguments }))
+              : undefined,
           toolCallId: "tool_call_id" in m ? m.tool_call_id : undefined,
         })),
         tools,

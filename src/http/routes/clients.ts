@@ -22,19 +22,36 @@ export function clientRoutes(deps: WebServices): Hono {
   app.post("/v1/presence", async (c) => {
     const parsed = HeartbeatSchema.safeParse(await readJsonObject(c));
     if (!parsed.success) throw fromZodError(parsed.error);
-    const { arrived } = await heartbeat(deps.pool, { id: parsed.data.client_id, name: parsed.data.name, ttlSeconds: deps.presenceTtlSeconds });
+    const { arrived } = await heartbeat(deps.pool, {
+      id: parsed.data.client_id,
+      name: parsed.data.name,
+      ttlSeconds: deps.presenceTtlSeconds,
+    });
     const woke = arrived ? await wakeForArrival(deps) : false;
     if (arrived) deps.log.info({ clientId: parsed.data.client_id, name: parsed.data.name, woke }, "a client arrived");
     const present = await presentClients(deps.pool, deps.presenceTtlSeconds);
-    return c.json({ object: "presence", client_id: parsed.data.client_id, arrived, woke, present: present.length, heartbeat_seconds: heartbeatSeconds });
+    return c.json({
+      object: "presence",
+      client_id: parsed.data.client_id,
+      arrived,
+      woke,
+      present: present.length,
+      heartbeat_seconds: heartbeatSeconds,
+    });
   });
 
   app.delete("/v1/presence/:id", async (c) => {
     const id = z.uuid().safeParse(c.req.param("id"));
     if (!id.success) throw invalidRequest("client ids are UUIDs", "id");
-    if (!(await leave(deps.pool, id.data))) throw new ApiError(404, "not_found_error", `no client ${id.data} is present`, { param: "id", code: "client_not_found" });
+    if (!(await leave(deps.pool, id.data)))
+      throw new ApiError(404, "not_found_error", `no client ${id.data} is present`, { param: "id", code: "client_not_found" });
     deps.log.info({ clientId: id.data }, "a client left");
-    return c.json({ object: "presence", client_id: id.data, left: true, present: (await presentClients(deps.pool, deps.presenceTtlSeconds)).length });
+    return c.json({
+      object: "presence",
+      client_id: id.data,
+      left: true,
+      present: (await presentClients(deps.pool, deps.presenceTtlSeconds)).length,
+    });
   });
 
   app.get("/v1/presence", async (c) => c.json({ object: "list", data: await presentClients(deps.pool, deps.presenceTtlSeconds) }));

@@ -8,7 +8,8 @@ import { Hono } from "hono";
 import { packageRoot } from "../../paths.js";
 
 /** Only Psyche's own files and API; inline style attributes are uPlot's. */
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 export function dashboardRoutes(): Hono {
   const here = join(packageRoot(), "src", "http", "dashboard");
@@ -22,7 +23,14 @@ export function dashboardRoutes(): Hono {
   };
   const app = new Hono();
   for (const [path, file] of Object.entries(files)) {
-    app.get(path, (c) => c.body(file.body, 200, { "Content-Type": file.type, "Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache" }));
+    app.get(path, (c) =>
+      c.body(file.body, 200, {
+        "Content-Type": file.type,
+        "Content-Security-Policy": CSP,
+        "X-Content-Type-Options": "nosniff",
+        "Cache-Control": "no-cache",
+      }),
+    );
   }
   return app;
 }

@@ -43,7 +43,11 @@ export function dreamConfigRoutes(deps: WebServices): Hono {
     const { settings } = await readDreamSettings(deps.pool, deps.dreamDefaults);
     const { duration_seconds: seconds, reason } = parsed.data;
     if (seconds > settings.dnd_max_seconds) {
-      throw invalidRequest(`duration_seconds: at most ${settings.dnd_max_seconds} (dnd_max_seconds in /dream/config)`, "duration_seconds", "invalid_value");
+      throw invalidRequest(
+        `duration_seconds: at most ${settings.dnd_max_seconds} (dnd_max_seconds in /dream/config)`,
+        "duration_seconds",
+        "invalid_value",
+      );
     }
     const until = new Date(Date.now() + seconds * 1000);
     await setDoNotDisturb(deps.pool, until, reason ?? null);
@@ -53,7 +57,13 @@ export function dreamConfigRoutes(deps: WebServices): Hono {
       dreamJobId = await queueReverie(deps, buildReverie(settings, { kind: "dream", focus: reason }));
     }
     deps.bus.notify(Channel.jobs, DND_SIGNAL);
-    return c.json({ object: "dream.dnd", dnd_until: until, reason: reason ?? null, queue_position: await chatsWaiting(deps.pool), dream_job_id: dreamJobId });
+    return c.json({
+      object: "dream.dnd",
+      dnd_until: until,
+      reason: reason ?? null,
+      queue_position: await chatsWaiting(deps.pool),
+      dream_job_id: dreamJobId,
+    });
   });
 
   app.delete("/dream/dnd", async (c) => {

@@ -33,10 +33,20 @@ const JournalQuerySchema = z.strictObject({
   kind: z.enum(JOURNAL_KINDS).optional(),
   status: z.enum(JOURNAL_STATUSES).optional(),
   /** An ISO time: entries that began before it (the previous page's next_before). */
-  before: z.iso.datetime({ offset: true }).transform((s) => new Date(s)).optional(),
+  before: z.iso
+    .datetime({ offset: true })
+    .transform((s) => new Date(s))
+    .optional(),
 });
 
-const JOB_STATES: Record<string, string> = { created: "queued", retry: "queued", active: "running", completed: "completed", cancelled: "cancelled", failed: "failed" };
+const JOB_STATES: Record<string, string> = {
+  created: "queued",
+  retry: "queued",
+  active: "running",
+  completed: "completed",
+  cancelled: "cancelled",
+  failed: "failed",
+};
 
 export function dreamRoutes(deps: WebServices): Hono {
   const app = new Hono();
@@ -59,7 +69,10 @@ export function dreamRoutes(deps: WebServices): Hono {
       ids.push(id);
     }
     if (kind === "consolidate") deps.bus.notify(Channel.memory, DREAM_SIGNAL);
-    return c.json({ object: "list", data: ids.map((id) => ({ object: "dream.job", id, kind, focus: focus ?? null, status: "queued" })) }, 202);
+    return c.json(
+      { object: "list", data: ids.map((id) => ({ object: "dream.job", id, kind, focus: focus ?? null, status: "queued" })) },
+      202,
+    );
   });
 
   app.get("/dream/jobs/:id", async (c) => {

@@ -21,17 +21,27 @@ export function embeddingRoutes(deps: WebServices): Hono {
     const body = parsed.data;
     const served = [deps.embedder.id, deps.modelId];
     if (!served.includes(body.model)) {
-      throw new ApiError(404, "invalid_request_error", `The model '${body.model}' does not exist: embeddings here come from '${deps.embedder.id}' (or use '${deps.modelId}')`, {
-        param: "model",
-        code: "model_not_found",
-      });
+      throw new ApiError(
+        404,
+        "invalid_request_error",
+        `The model '${body.model}' does not exist: embeddings here come from '${deps.embedder.id}' (or use '${deps.modelId}')`,
+        {
+          param: "model",
+          code: "model_not_found",
+        },
+      );
     }
     if (body.dimensions !== undefined && body.dimensions !== deps.embedder.dimensions) {
-      throw invalidRequest(`${deps.embedder.id} makes ${deps.embedder.dimensions}-dimensional vectors; it cannot give ${body.dimensions}`, "dimensions", "invalid_value");
+      throw invalidRequest(
+        `${deps.embedder.id} makes ${deps.embedder.dimensions}-dimensional vectors; it cannot give ${body.dimensions}`,
+        "dimensions",
+        "invalid_value",
+      );
     }
     const inputs = typeof body.input === "string" ? [body.input] : body.input;
     inputs.forEach((text, i) => {
-      if (text.length > MAX_INPUT_CHARS) throw invalidRequest(`input[${i}] is longer than ${MAX_INPUT_CHARS} characters`, "input", "invalid_value");
+      if (text.length > MAX_INPUT_CHARS)
+        throw invalidRequest(`input[${i}] is longer than ${MAX_INPUT_CHARS} characters`, "input", "invalid_value");
     });
     const vectors = await deps.embedder.embed(inputs, c.req.raw.signal);
     // Usage counts words: the built-in embedder has no tokens, and for a GGUF model this is close.

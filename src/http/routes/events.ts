@@ -9,17 +9,33 @@ import type { WebServices } from "../../web-services.js";
 import { fromZodError } from "../../errors.js";
 import { sseHeaders } from "../sse.js";
 
-export const EVENT_TYPES = ["dream.state", "reverie.finished", "memory.stored", "memory.folded", "mood.changed", "client.came", "client.left"] as const;
+export const EVENT_TYPES = [
+  "dream.state",
+  "reverie.finished",
+  "memory.stored",
+  "memory.folded",
+  "mood.changed",
+  "client.came",
+  "client.left",
+] as const;
 
 const QuerySchema = z.object({
   /** Resume after this event id (the Last-Event-ID header says the same). */
-  after: z.string().regex(/^\d{1,18}$/, "after is an event id (a non-negative integer)").optional(),
+  after: z
+    .string()
+    .regex(/^\d{1,18}$/, "after is an event id (a non-negative integer)")
+    .optional(),
   /** Without `after`: start with the last `backlog` events (default 0: only what happens next). */
   backlog: z.coerce.number().int().min(0).max(1000).default(0),
   /** Only these types, comma-separated. */
   types: z
     .string()
-    .transform((s) => s.split(",").map((t) => t.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(",")
+        .map((t) => t.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum(EVENT_TYPES, { error: `types are ${EVENT_TYPES.join(", ")}` })).min(1))
     .optional(),
 });

@@ -20,7 +20,11 @@ export function healthRoutes(deps: WebServices): Hono {
     }
     const databaseMs = performance.now() - started;
     const queue = await queueCounts(deps.pool, INFERENCE_QUEUE);
-    const [workers, lastRequestAt, clients] = await Promise.all([liveWorkers(deps.pool), lastActivity(deps.pool), presentClients(deps.pool, deps.presenceTtlSeconds)]);
+    const [workers, lastRequestAt, clients] = await Promise.all([
+      liveWorkers(deps.pool),
+      lastActivity(deps.pool),
+      presentClients(deps.pool, deps.presenceTtlSeconds),
+    ]);
     const alive = workers.filter((w) => w.seconds_since_heartbeat * 1000 < deps.workerStaleMs);
     return c.json({
       status: alive.length > 0 ? "ok" : "degraded",

@@ -24,7 +24,12 @@ export function hookRoutes(deps: WebServices): Hono {
     if (!query.success) throw fromZodError(query.error);
     const input = HookInputSchemas[event].safeParse(await readJsonObject(c));
     if (!input.success) throw fromZodError(input.error);
-    const result = await runHook({ agents: deps.agents, memory: deps.memory, settings: deps.hooks }, event, input.data as never, c.req.raw.signal);
+    const result = await runHook(
+      { agents: deps.agents, memory: deps.memory, settings: deps.hooks },
+      event,
+      input.data as never,
+      c.req.raw.signal,
+    );
     return c.json(query.data.format === "typed" ? result : claudeOutput(event, result));
   });
   return app;

@@ -30,7 +30,12 @@ export function memoryRoutes(deps: WebServices): Hono {
 
   app.post("/v1/memories", async (c) => {
     const { conversation_id, ...body } = parse(CreateMemorySchema, await readJsonObject(c));
-    const { memory, reinforced } = await deps.memory.remember({ ...body, conversationId: conversation_id, sourceKind: "api", signal: c.req.raw.signal });
+    const { memory, reinforced } = await deps.memory.remember({
+      ...body,
+      conversationId: conversation_id,
+      sourceKind: "api",
+      signal: c.req.raw.signal,
+    });
     return c.json({ ...memoryJson(memory), reinforced }, reinforced ? 200 : 201);
   });
 
@@ -72,7 +77,8 @@ export function memoryRoutes(deps: WebServices): Hono {
   app.delete("/v1/memories/:id", async (c) => {
     const id = memoryId(c);
     const purgeParam = c.req.query("purge");
-    if (purgeParam !== undefined && purgeParam !== "true" && purgeParam !== "false") throw invalidRequest("purge is true or false", "purge", "invalid_value");
+    if (purgeParam !== undefined && purgeParam !== "true" && purgeParam !== "false")
+      throw invalidRequest("purge is true or false", "purge", "invalid_value");
     const { deleted, purged } = await deps.memory.forget(id, purgeParam === "true");
     if (!deleted) throw notFound(id);
     return c.json({ id, object: "memory.deleted", deleted: true, purged });

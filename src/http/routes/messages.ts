@@ -27,14 +27,20 @@ export function messageRoutes(deps: WebServices): Hono {
     if (!parsed.success) throw fromZodError(parsed.error);
     const req = parsed.data;
     const { tools, toolChoice, serverTools } = turnTools(req);
-    if (serverTools.length && deps.strictParams) throw invalidRequest(`${serverTools[0]}: Anthropic's server tools are not available on this server`, "tools", "unsupported_parameter");
+    if (serverTools.length && deps.strictParams)
+      throw invalidRequest(
+        `${serverTools[0]}: Anthropic's server tools are not available on this server`,
+        "tools",
+        "unsupported_parameter",
+      );
     if (req.model !== deps.modelId && deps.strictParams) throw modelNotFound(req.model, deps.modelId);
     const maxTokens = replyBudget(req.max_tokens, deps.maxTokens, "max_tokens", deps.strictParams);
     const named = c.req.header("x-psyche-conversation");
     const id = named !== undefined ? ConversationIdSchema.safeParse(named) : undefined;
     if (id && !id.success) throw invalidRequest(`Invalid conversation id: ${id.error.issues[0]?.message}`, "X-Psyche-Conversation");
     const conversationId = id?.data ?? agentConversation(req.metadata?.user_id, c.req.header("x-claude-code-session-id"));
-    const disableParallel = req.tool_choice && "disable_parallel_tool_use" in req.tool_choice ? req.tool_choice.disable_parallel_tool_use : undefined;
+    const disableParallel =
+      req.tool_choice && "disable_parallel_tool_use" in req.tool_choice ? req.tool_choice.disable_parallel_tool_use : undefined;
 
     const { follower, started } = await startFollowed(deps, (turnId) =>
       startTurn(deps, {
@@ -65,14 +71,28 @@ export function messageRoutes(deps: WebServices): Hono {
 
   app.post("/v1/messages/count_tokens", async (c) => {
     const body = await readJsonObject(c);
-    const ignored = fieldsToIgnore(body, { known: { ...MessagesRequestSchema.shape, ...CountTokensRequestSchema.shape }, notHonoured: MESSAGES_NOT_HONOURED }, deps.strictParams);
+    const ignored = fieldsToIgnore(
+      body,
+      { known: { ...MessagesRequestSchema.shape, ...CountTokensRequestSchema.shape }, notHonoured: MESSAGES_NOT_HONOURED },
+      deps.strictParams,
+    );
     const parsed = CountTokensRequestSchema.safeParse(withoutFields(body, ignored));
     if (!parsed.success) throw fromZodError(parsed.error);
     const { tools } = turnTools(parsed.data);
     // The model's own tokenizer over what the prompt holds: the system prompt, every message, the tools.
-    const texts = [...turnMessages(parsed.data.system, parsed.data.messages).map((m) => `${m.content}${m.toolCalls?.length ? JSON.stringify(m.toolCalls) : ""}`), ...(tools ?? []).map((t) => JSON.stringify(t))];
+    const texts = [
+      ...turnMessages(parsed.data.system, parsed.data.messages).map(
+        (m) => `${m.content}${m.toolCalls?.length ? JSON.stringify(m.toolCalls) : ""}`,
+      ),
+      ...(tools ?? []).map((t) => JSON.stringify(t)),
+    ];
     const counted = deps.countTokens ? await deps.countTokens(texts.join("\n")) : undefined;
-    if (counted === undefined) throw new ApiError(503, "server_error", "count_tokens needs the model's tokenizer, which this process could not load: the model file is not on this machine");
+    if (counted === undefined)
+      throw new ApiError(
+        503,
+        "server_error",
+        "count_tokens needs the model's tokenizer, which this process could not load: the model file is not on this machine",
+      );
     reportIgnored(c, deps, "messages.count_tokens", ignored);
     return c.json({ input_tokens: counted });
   });

@@ -23,12 +23,14 @@ import { itemsToMessages, storedInputItems } from "../responses/input-items.js";
 import { responseObject } from "../responses/render.js";
 import { streamResponse } from "../responses/stream.js";
 
-const notFound = (id: string) => new ApiError(404, "not_found_error", `Response with id '${id}' not found.`, { param: "response_id", code: "response_not_found" });
+const notFound = (id: string) =>
+  new ApiError(404, "not_found_error", `Response with id '${id}' not found.`, { param: "response_id", code: "response_not_found" });
 
 /** The turn id of a response the client may see: stored, not deleted. */
 async function visibleResponse(deps: WebServices, raw: string): Promise<ResponseRow> {
   const id = ResponseIdSchema.safeParse(raw);
-  if (!id.success) throw invalidRequest(`Invalid response id '${raw.slice(0, 80)}': ${id.error.issues[0]?.message}`, "response_id", "invalid_value");
+  if (!id.success)
+    throw invalidRequest(`Invalid response id '${raw.slice(0, 80)}': ${id.error.issues[0]?.message}`, "response_id", "invalid_value");
   const row = await getResponse(deps.pool, turnIdOf(id.data));
   if (!row || !row.store || row.deleted_at) throw notFound(id.data);
   return row;
@@ -38,11 +40,20 @@ async function visibleResponse(deps: WebServices, raw: string): Promise<Response
 function toolsAndFormat(req: ResponsesRequest) {
   try {
     const { tools, toolChoice } = requestTools({
-      tools: req.tools?.map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? undefined, strict: t.strict } })),
-      tool_choice: typeof req.tool_choice === "object" && req.tool_choice !== null ? { type: "function", function: { name: req.tool_choice.name } } : req.tool_choice,
+      tools: req.tools?.map((t) => ({
+        type: "function" as const,
+        function: { name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? undefined, strict: t.strict },
+      })),
+      tool_choice:
+        typeof req.tool_choice === "object" && req.tool_choice !== null
+          ? { type: "function", function: { name: req.tool_choice.name } }
+          : req.tool_choice,
     });
     const f = req.text?.format;
-    const raw = !f || f.type !== "json_schema" ? f : { type: "json_schema" as const, json_schema: { name: f.name, description: f.description, schema: f.schema, strict: f.strict } };
+    const raw =
+      !f || f.type !== "json_schema"
+        ? f
+        : { type: "json_schema" as const, json_schema: { name: f.name, description: f.description, schema: f.schema, strict: f.strict } };
     const responseFormat = requestResponseFormat(raw, tools !== null && toolChoice !== "none", "text.format");
     return { tools, toolChoice, responseFormat };
   } catch (err) {
@@ -65,13 +76,19 @@ const ListQuerySchema = z.object({
 function withoutOtherTools(body: Record<string, unknown>): { body: Record<string, unknown>; dropped: string[] } {
   if (!Array.isArray(body.tools)) return { body, dropped: [] };
   const typeOf = (t: unknown) => (typeof t === "object" && t !== null ? (t as { type?: unknown; name?: unknown }) : {});
-  const dropped = body.tools.filter((t) => typeOf(t).type !== "function").map((t) => `tools:${String(typeOf(t).type)}${typeof typeOf(t).name === "string" ? `:${String(typeOf(t).name)}` : ""}`);
-  return dropped.length ? { body: { ...body, tools: body.tools.filter((t) => typeOf(t).type === "function") }, dropped } : { body, dropped };
+  const dropped = body.tools
+    .filter((t) => typeOf(t).type !== "function")
+    .map((t) => `tools:${String(typeOf(t).type)}${typeof typeOf(t).name === "string" ? `:${String(typeOf(t).name)}` : ""}`);
+  return dropped.length
+    ? { body: { ...body, tools: body.tools.filter((t) => typeOf(t).type === "function") }, dropped }
+    : { body, dropped };
 }
 
 /** Codex's `session-id` header (a UUID) as a conversation id. */
 function codexConversation(header: string | undefined): string | undefined {
-  return header && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(header) ? `codex-${header.toLowerCase()}` : undefined;
+  return header && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(header)
+    ? `codex-${header.toLowerCase()}`
+    : undefined;
 }
 
 export function responseRoutes(deps: WebServices): Hono {
@@ -139,9 +156,18 @@ export function responseRoutes(deps: WebServices): Hono {
     const row = await visibleResponse(deps, c.req.param("id"));
     c.header("X-Psyche-Conversation", row.conversation_id);
     if (c.req.query("stream") !== "true") return c.json(responseObject(row));
-    const after = z.coerce.number().int().min(0).safeParse(c.req.query("starting_after") ?? "0");
+    const after = z.coerce
+      .number()
+      .int()
+      .min(0)
+      .safeParse(c.req.query("starting_after") ?? "0");
     if (!after.success) throw invalidRequest("starting_after must be a non-negative integer", "starting_after");
-    return streamResponse(c, deps, { follower: new TurnFollower(deps, row.id), fresh: false, row, startingAfter: c.req.query("starting_after") === undefined ? -1 : after.data });
+    return streamResponse(c, deps, {
+      follower: new TurnFollower(deps, row.id),
+      fresh: false,
+      row,
+      startingAfter: c.req.query("starting_after") === undefined ? -1 : after.data,
+    });
   });
 
   app.get("/v1/responses/:id/input_items", async (c) => {
@@ -157,7 +183,13 @@ export function responseRoutes(deps: WebServices): Hono {
       from = k + 1;
     }
     const data = items.slice(from, from + limit);
-    return c.json({ object: "list", data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: from + limit < items.length });
+    return c.json({
+      object: "list",
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: from + limit < items.length,
+    });
   });
 
   /** Deleted responses cannot be read or continued; the conversation keeps its messages (they are memory). */

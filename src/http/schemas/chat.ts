@@ -1,6 +1,13 @@
 // POST /v1/chat/completions, as OpenAI defines it, for the parts Psyche serves.
 import { z } from "zod";
-import { functionName, JsonObjectStringSchema, LogitBiasSchema, PenaltySchema, ToolChoiceSchema, ToolDefinitionSchema } from "../../tools/schemas.js";
+import {
+  functionName,
+  JsonObjectStringSchema,
+  LogitBiasSchema,
+  PenaltySchema,
+  ToolChoiceSchema,
+  ToolDefinitionSchema,
+} from "../../tools/schemas.js";
 import { ResponseFormatSchema } from "../../tools/response-format.js";
 
 const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() });
@@ -41,7 +48,11 @@ export const ChatMessageSchema = z.discriminatedUnion(
       name,
       tool_calls: z.array(ToolCallSchema).max(64).nullish(),
     }),
-    z.object({ role: z.literal("tool"), content: ContentSchema, tool_call_id: z.string({ error: "tool messages need the tool_call_id they answer" }).min(1).max(128) }),
+    z.object({
+      role: z.literal("tool"),
+      content: ContentSchema,
+      tool_call_id: z.string({ error: "tool messages need the tool_call_id they answer" }).min(1).max(128),
+    }),
   ],
   { error: () => "role must be one of system, developer, user, assistant, tool" },
 );
@@ -76,7 +87,9 @@ export const ChatCompletionRequestSchema = z.object({
   logit_bias: LogitBiasSchema.nullish(),
   // node-llama-cpp's chat generation gives no token probabilities (inference/llama-engine.ts).
   logprobs: z.literal(false, { error: "logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),
-  top_logprobs: z.literal(0, { error: "top_logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),
+  top_logprobs: z
+    .literal(0, { error: "top_logprobs are not available from this server: its engine gives no token probabilities" })
+    .nullish(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 

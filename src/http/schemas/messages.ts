@@ -6,7 +6,12 @@ import { z } from "zod";
 import { functionName } from "../../tools/schemas.js";
 
 const cacheControl = z.unknown().optional();
-export const TextBlockSchema = z.object({ type: z.literal("text"), text: z.string(), cache_control: cacheControl, citations: z.unknown().optional() });
+export const TextBlockSchema = z.object({
+  type: z.literal("text"),
+  text: z.string(),
+  cache_control: cacheControl,
+  citations: z.unknown().optional(),
+});
 const ToolUseBlockSchema = z.object({
   type: z.literal("tool_use"),
   id: z.string().min(1).max(256),
@@ -23,7 +28,8 @@ const ToolResultBlockSchema = z.object({
 });
 const ThinkingBlockSchema = z.object({ type: z.enum(["thinking", "redacted_thinking"]) }).passthrough();
 const ContentBlockSchema = z.discriminatedUnion("type", [TextBlockSchema, ToolUseBlockSchema, ToolResultBlockSchema, ThinkingBlockSchema], {
-  error: () => "content blocks are text, tool_use, tool_result (and thinking, which is dropped): images and documents are not available on this server",
+  error: () =>
+    "content blocks are text, tool_use, tool_result (and thinking, which is dropped): images and documents are not available on this server",
 });
 export type ContentBlock = z.infer<typeof ContentBlockSchema>;
 
@@ -57,7 +63,10 @@ const messagesFields = {
   // apart by the route, which ignores and names them.
   tools: z.array(z.record(z.string(), z.unknown())).max(256).optional(),
   tool_choice: ToolChoiceSchema.optional(),
-  metadata: z.object({ user_id: z.string().max(512).nullish() }).passthrough().nullish(),
+  metadata: z
+    .object({ user_id: z.string().max(512).nullish() })
+    .passthrough()
+    .nullish(),
 };
 
 export const CountTokensRequestSchema = z.object(messagesFields);

@@ -63,10 +63,20 @@ const FOREIGN_ITEMS = [
 
 const InputItemSchema = z.unknown().transform((item, ctx) => {
   const type = typeof item === "object" && item !== null ? (item as { type?: unknown }).type : undefined;
-  const schema = type === "function_call" ? FunctionCallItemSchema : type === "function_call_output" ? FunctionCallOutputItemSchema : type === undefined || type === "message" ? MessageItemSchema : undefined;
+  const schema =
+    type === "function_call"
+      ? FunctionCallItemSchema
+      : type === "function_call_output"
+        ? FunctionCallOutputItemSchema
+        : type === undefined || type === "message"
+          ? MessageItemSchema
+          : undefined;
   if (!schema) {
     const why = FOREIGN_ITEMS.includes(String(type)) ? "which this server does not have" : "which is not an input item type";
-    ctx.addIssue({ code: "custom", message: `item type ${JSON.stringify(type)}, ${why}: send message, function_call and function_call_output items` });
+    ctx.addIssue({
+      code: "custom",
+      message: `item type ${JSON.stringify(type)}, ${why}: send message, function_call and function_call_output items`,
+    });
     return z.NEVER;
   }
   const parsed = schema.safeParse(item);
@@ -74,7 +84,8 @@ const InputItemSchema = z.unknown().transform((item, ctx) => {
     for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: "custom", message: issue.message, path: issue.path });
     return z.NEVER;
   }
-  return parsed.data as z.infer<typeof MessageItemSchema> | z.infer<typeof FunctionCallItemSchema> | z.infer<typeof FunctionCallOutputItemSchema>;
+  return parsed.data as
+    z.infer<typeof MessageItemSchema> | z.infer<typeof FunctionCallItemSchema> | z.infer<typeof FunctionCallOutputItemSchema>;
 });
 export type InputItem = z.infer<typeof InputItemSchema>;
 
@@ -104,7 +115,22 @@ export const ResponsesFunctionToolSchema = z.object({
 });
 
 /** Built-in tools OpenAI hosts; none runs here. */
-const HOSTED_TOOLS = ["web_search", "web_search_preview", "web_search_2025_08_26", "web_search_preview_2025_03_11", "file_search", "computer_use_preview", "computer_use", "code_interpreter", "image_generation", "mcp", "local_shell", "shell", "apply_patch", "custom"];
+const HOSTED_TOOLS = [
+  "web_search",
+  "web_search_preview",
+  "web_search_2025_08_26",
+  "web_search_preview_2025_03_11",
+  "file_search",
+  "computer_use_preview",
+  "computer_use",
+  "code_interpreter",
+  "image_generation",
+  "mcp",
+  "local_shell",
+  "shell",
+  "apply_patch",
+  "custom",
+];
 
 const ToolSchema = z.unknown().transform((tool, ctx) => {
   const type = typeof tool === "object" && tool !== null ? (tool as { type?: unknown }).type : undefined;
@@ -121,10 +147,7 @@ const ToolSchema = z.unknown().transform((tool, ctx) => {
   return parsed.data;
 });
 
-const ToolChoiceSchema = z.union([
-  z.enum(["none", "auto", "required"]),
-  z.object({ type: z.literal("function"), name: functionName }),
-]);
+const ToolChoiceSchema = z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: functionName })]);
 
 export const TextFormatSchema = z.discriminatedUnion(
   "type",
@@ -144,7 +167,9 @@ export const TextFormatSchema = z.discriminatedUnion(
 
 /** OpenAI's `include` values; each asks for data about items this server never makes, except logprobs. */
 const IncludeSchema = z.array(
-  z.string().refine((v) => v !== "message.output_text.logprobs", "message.output_text.logprobs: this server's engine gives no token probabilities"),
+  z
+    .string()
+    .refine((v) => v !== "message.output_text.logprobs", "message.output_text.logprobs: this server's engine gives no token probabilities"),
 );
 
 export const ResponseIdSchema = z.string().regex(/^resp_[0-9a-f]{32}$/, "response ids are resp_ and 32 hex digits");
@@ -188,15 +213,23 @@ export const ResponsesRequestSchema = z
     prompt_cache_key: z.string().nullish(),
     prompt_cache_retention: z.string().nullish(),
     safety_identifier: z.string().nullish(),
-    truncation: z.literal("disabled", { error: 'truncation: only "disabled" (the default): this server does not drop input to fit' }).nullish(),
-    top_logprobs: z.literal(0, { error: "top_logprobs are not available from this server: its engine gives no token probabilities" }).nullish(),
+    truncation: z
+      .literal("disabled", { error: 'truncation: only "disabled" (the default): this server does not drop input to fit' })
+      .nullish(),
+    top_logprobs: z
+      .literal(0, { error: "top_logprobs are not available from this server: its engine gives no token probabilities" })
+      .nullish(),
   })
-  .refine((r) => !(r.previous_response_id && r.conversation), { message: "send previous_response_id or conversation, not both", path: ["conversation"] });
+  .refine((r) => !(r.previous_response_id && r.conversation), {
+    message: "send previous_response_id or conversation, not both",
+    path: ["conversation"],
+  });
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
 
 /** Fields OpenAI defines that this server cannot honour, and why: a 400 names them (http/request-fields.ts). */
 export const RESPONSES_NOT_HONOURED: Record<string, string> = {
-  background: "background responses are not available on this server; Psyche keeps every response running when the client leaves, and GET /v1/responses/{id} reads it",
+  background:
+    "background responses are not available on this server; Psyche keeps every response running when the client leaves, and GET /v1/responses/{id} reads it",
   max_tool_calls: "max_tool_calls is not available on this server: the client runs its own tools and decides when to stop",
   prompt: "prompt templates are not available on this server: send instructions and input",
 };
