@@ -286,8 +286,11 @@ export async function runUi(session: HermesSession): Promise<number> {
   const onHangup = () => goodbye(129);
   const onTerm = () => goodbye(143);
   const onWriteError = () => goodbye(129);
-  process.once("SIGHUP", onHangup);
-  process.once("SIGTERM", onTerm);
+  // `on`, not `once`: Ink's exit hook (signal-exit) kills the process at once when it finds
+  // itself the only listener left, and a `once` listener is gone by the time it looks, so the
+  // goodbye would never be sent. `goodbye` runs once however many signals come.
+  process.on("SIGHUP", onHangup);
+  process.on("SIGTERM", onTerm);
   process.stdout.on("error", onWriteError);
   const app = render(h(App, { session }), { exitOnCtrlC: false });
   try {
