@@ -7,6 +7,7 @@ import t from "tap";
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../../src/paths.js";
 import { startPsyche } from "../helpers/psyche.js";
@@ -254,14 +255,19 @@ t.test("session-start starts the background server when none runs, without waiti
   const first = await hook("session-start", { ...base("cold", "SessionStart"), source: "startup" }, ["--format", "typed"], env);
   t.match(JSON.parse(first.stdout), { type: "degraded", reason: "server_starting" });
   t.equal(first.code, 0);
+  // Its start-up (an embedded database, migrations, a generated model) is slow on a loaded CI
+  // machine; when it does not come up, its log says why.
   const status = await until(
     "the background server",
     async () => {
       const s = await runCli(["status", "--data-dir", dataDir], {});
       return s.code === 0 && s.out.includes(`127.0.0.1:${port}`) ? s.out : undefined;
     },
-    60_000,
-  );
+    100_000,
+  ).catch((err: Error) => {
+    const log = join(dataDir, "logs", "psyche.log");
+    throw new Error(`${err.message}; its log:\n${existsSync(log) ? readFileSync(log, "utf8").slice(-4000) : "(none)"}`);
+  });
   t.match(status, /Psyche is running: pid \d+/);
   // While it starts, a hook says so; once it listens, the next session reaches it through the PID file.
   const second = await until(
