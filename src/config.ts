@@ -40,6 +40,11 @@ export const ConfigSchema = z.object({
   contextSize: positiveInt.optional(),
   /** Tokens the model reads per batch (unset: node-llama-cpp's default). */
   batchSize: positiveInt.max(8192).optional(),
+  /**
+   * Chats generated at once (slots: sequences of one context, decoded in one batch). Each slot
+   * holds a context of its own, so memory for the context grows with it.
+   */
+  parallel: positiveInt.max(64).default(4),
   /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
   gpu: z.enum(["false", "auto", "cuda", "vulkan", "metal"]).default("false"),
   /**

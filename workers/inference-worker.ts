@@ -1,5 +1,6 @@
 // The inference worker: the one process that owns the model. It takes jobs by priority the
-// moment it is signalled (polling only as the fallback), one at a time.
+// moment it is signalled (polling only as the fallback): chats up to the engine's slots at once,
+// a reverie only alone (a chat that comes wakes it; one that runs keeps it queued).
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type PgBoss from "pg-boss";
@@ -16,7 +17,7 @@ import type { Recall } from "../src/memory/recall.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { MoodKeeper } from "../src/mood/mood-keeper.js";
 import { runReverieJob } from "../src/dreams/reverie-job.js";
-import { closeAbandonedEntries } from "../src/db/sql/pgboss-jobs.js";
+import { closeAbandonedEntries, putBack } from "../src/db/sql/pgboss-jobs.js";
 import type { ServerTools } from "../src/memory/memory-tools.js";
 
 export interface InferenceWorkerDeps {
@@ -48,7 +49,10 @@ export class InferenceWorker {
   private readonly host = hostname();
   private stopping = false;
   private loop: Promise<void> | undefined;
-  private current: AbortController | undefined;
+  /** The jobs in progress: their controllers (aborted with a HandOff on a forced stop). */
+  private readonly current = new Map<string, AbortController>();
+  /** Chats in progress, each a promise settled when it ends. */
+  private readonly chats = new Set<Promise<void>>();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   /** Dreams' scoring and memory, still running after the worker moved on. */
@@ -101,9 +105,19 @@ export class InferenceWorker {
     }
   }
 
+  /** Chats the engine generates at once. */
+  private get slots(): number {
+    return Math.max(1, this.deps.engine.parallel ?? 1);
+  }
+
   private async run(): Promise<void> {
     while (!this.stopping) {
       try {
+        if (this.chats.size >= this.slots) {
+          // Every slot busy: the next job waits in the queue (where a reverie sees it) until one frees.
+          await this.doorbell.wait(this.deps.pollMs);
+          continue;
+        }
         const [job] = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: 1, priority: true });
         if (!job) {
           await this.doorbell.wait(this.deps.pollMs);
@@ -116,8 +130,10 @@ export class InferenceWorker {
         await this.doorbell.wait(this.deps.pollMs);
       }
     }
+    await Promise.all(this.chats);
   }
 
+  /** Starts a chat beside the others, or runs a reverie to its end (or its wake) before the loop goes on. */
   private async handle(job: PgBoss.Job<unknown>): Promise<void> {
     const parsed = InferenceJobSchema.safeParse(job.data);
     if (!parsed.success) {
@@ -125,36 +141,60 @@ export class InferenceWorker {
       await this.deps.boss.fail(INFERENCE_QUEUE, job.id, { error: "malformed job data" });
       return;
     }
-    this.current = new AbortController();
-    if (parsed.data.kind !== "chat") {
-      // The reverie's whole lifecycle is dreams/reverie-job.ts's; the loop only hands it on.
-      try {
-        const outcome = await runReverieJob({ ...this.deps, workerId: this.id }, job.id, parsed.data, this.current, {
-          outlives: (work) => this.track(work),
-          ended: (outcome) => this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1),
-        });
-        if (outcome === "put-back") this.doorbell.ring();
-      } finally {
-        this.current = undefined;
-      }
+    if (parsed.data.kind === "chat") {
+      const chat = this.chat(job.id, parsed.data.turnId).finally(() => {
+        this.chats.delete(chat);
+        this.doorbell.ring();
+      });
+      this.chats.add(chat);
       return;
     }
+    if (this.chats.size > 0) {
+      // A reverie takes the model only when no chat runs: back to the queue until they end
+      // (each end rings the doorbell).
+      await putBack(this.deps.pool, INFERENCE_QUEUE, job.id);
+      await this.doorbell.wait(this.deps.pollMs);
+      return;
+    }
+    // The reverie's whole lifecycle is dreams/reverie-job.ts's; the loop only hands it on.
+    const controller = new AbortController();
+    this.current.set(job.id, controller);
     try {
-      const outcome = await runTurn({ ...this.deps, workerId: this.id }, parsed.data.turnId, job.id, this.current.signal);
-      this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
+      const outcome = await runReverieJob({ ...this.deps, workerId: this.id }, job.id, parsed.data, controller, {
+        outlives: (work) => this.track(work),
+        ended: (outcome) => this.count(outcome),
+      });
+      if (outcome === "put-back") this.doorbell.ring();
+    } finally {
+      this.current.delete(job.id);
+    }
+  }
+
+  private async chat(jobId: string, turnId: string): Promise<void> {
+    const controller = new AbortController();
+    this.current.set(jobId, controller);
+    try {
+      const outcome = await runTurn({ ...this.deps, workerId: this.id }, turnId, jobId, controller.signal);
+      this.count(outcome);
       if (outcome === "handed-off") {
         // Leave the job and turn as they are: the next worker reclaims the turn.
         return;
       }
       if (outcome === "stranded") {
         // The database went away under it: resumed by the heartbeat once it is back.
-        this.stranded.add(parsed.data.turnId);
+        this.stranded.add(turnId);
         return;
       }
-      await this.deps.boss.complete(INFERENCE_QUEUE, job.id);
+      await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
+    } catch (err) {
+      this.deps.log.error({ err, jobId }, "inference loop error");
     } finally {
-      this.current = undefined;
+      this.current.delete(jobId);
     }
+  }
+
+  private count(outcome: string): void {
+    this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
   }
 
   /** Work that outlives its job's turn in the loop (a reverie's scoring, an abandoned reverie): waited for on stop. */
@@ -177,7 +217,9 @@ export class InferenceWorker {
     this.doorbell.ring();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.unsubscribe?.();
-    const timer = setTimeout(() => this.current?.abort(new HandOff("worker shutting down")), graceMs);
+    const timer = setTimeout(() => {
+      for (const controller of this.current.values()) controller.abort(new HandOff("worker shutting down"));
+    }, graceMs);
     await this.loop;
     clearTimeout(timer);
     await Promise.allSettled(this.afterDreams);

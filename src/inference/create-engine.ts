@@ -1,12 +1,13 @@
 import { basename } from "node:path";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
-import { LlamaEngine } from "./llama-engine.js";
+import { decodeLoopYields, LlamaEngine } from "./llama-engine.js";
 import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
 
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
   config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> &
+    Partial<Pick<Config, "parallel">> &
     Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined },
   log: Logger,
 ): Promise<LlamaEngine> {
@@ -25,10 +26,21 @@ export async function createLlamaEngine(
     threads: config.threads,
     contextSize: config.contextSize,
     batchSize: config.batchSize,
+    parallel: config.parallel,
   });
   log.info(
-    { model: path, threads: config.threads, contextSize: engine.contextSize, trainedContextSize: model.trainContextSize },
+    {
+      model: path,
+      threads: config.threads,
+      parallel: engine.parallel,
+      contextSize: engine.contextSize,
+      trainedContextSize: model.trainContextSize,
+    },
     "model loaded",
   );
+  if (engine.parallel > 1 && !decodeLoopYields())
+    log.warn(
+      "node-llama-cpp is not patched (scripts/patch-node-llama-cpp.mjs, which npm install runs): a chat may wait for the others to finish before it starts",
+    );
   return engine;
 }

@@ -52,6 +52,8 @@ export interface GenerateResult {
   text: string;
   finishReason: GenerateFinish;
   promptTokens: number;
+  /** Of the prompt's tokens, how many the model had already read (its slot held them), where the engine knows. */
+  cachedTokens?: number | undefined;
   completionTokens: number;
   /** Calls the model made, in order; finishReason is "tool_calls" when there are any. */
   toolCalls: GeneratedToolCall[];
@@ -62,6 +64,8 @@ export interface InferenceEngine {
   readonly modelName: string;
   /** Tokens of context per conversation, where known. */
   readonly contextSize?: number | undefined;
+  /** Chats it generates at once (its slots); unset: one at a time. */
+  readonly parallel?: number | undefined;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   /** Tokens `text` takes in this model's vocabulary (for prompt budgets). */
   countTokens(text: string): number;

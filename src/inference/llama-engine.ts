@@ -1,5 +1,7 @@
-// InferenceEngine on node-llama-cpp. One context with two sequences; chat turns use
-// the chat sequence, so the next turn of a conversation reuses its evaluated prefix.
+// InferenceEngine on node-llama-cpp. One context with a sequence per chat slot and one for
+// dreams: chats in different slots are decoded together, in one batch (node-llama-cpp batches
+// the sequences of a context); each prompt goes to the slot that already holds most of it
+// (inference/slots.ts), so a conversation's next turn reads only what is new.
 import {
   type ChatHistoryItem,
   type ChatModelFunctions,
@@ -7,7 +9,7 @@ import {
   type ChatWrapperGeneratedContextState,
   type Llama,
   LlamaChat,
-  type LlamaContext,
+  LlamaContext,
   type LlamaGrammar,
   type LlamaModel,
   LlamaText,
@@ -22,6 +24,7 @@ import { boundGrammarNumbers } from "./bounded-numbers.js";
 import { ContextOverflow } from "../errors.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
+import { sharedPrefix, SlotPool } from "./slots.js";
 
 export interface LlamaEngineOptions {
   llama: Llama;
@@ -33,6 +36,14 @@ export interface LlamaEngineOptions {
   contextSize?: number | undefined;
   /** Tokens evaluated per batch (node-llama-cpp's default when unset). */
   batchSize?: number | undefined;
+  /** Chat slots: chats generated at once. Default 4. */
+  parallel?: number | undefined;
+}
+
+/** A sequence with its chat, and whether its next generation must open with a function call. */
+interface ChatSlot {
+  chat: LlamaChat;
+  forcing: boolean;
 }
 
 const parseJson = (text: string): unknown => {
@@ -78,34 +89,53 @@ export function toChatHistory(messages: readonly PromptMessage[], partialRespons
   return history;
 }
 
+/**
+ * Whether node-llama-cpp's decode loop lets other work on the context in between batches
+ * (scripts/patch-node-llama-cpp.mjs, run by npm install). Without it a chat whose slot must
+ * drop stale tokens waits for every other running chat to finish.
+ */
+export function decodeLoopYields(): boolean {
+  return LlamaContext.prototype.dispatchPendingBatch.toString().includes("psyche: yield the context lock between batches");
+}
+
 /** Tokens read per step of an interruptible prompt (dreams). */
 const PROMPT_CHUNK = 8;
 
 export class LlamaEngine implements InferenceEngine {
   readonly modelName: string;
+  readonly parallel: number;
   private readonly chatWrapper: ChatWrapper;
-  private readonly chats = new Map<"chat" | "dream", LlamaChat>();
+  private readonly slots: SlotPool<ChatSlot>;
+  private readonly dreamSlot: ChatSlot;
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
-  private queue: Promise<unknown> = Promise.resolve();
-  /** While set, the next generation must open with a function call (tool_choice required/named). */
-  private forcing = false;
+  /** Dreams take turns on their own sequence. */
+  private dreamQueue: Promise<unknown> = Promise.resolve();
+  private readonly inFlight = new Set<Promise<unknown>>();
 
   private constructor(
     private readonly options: LlamaEngineOptions,
     private readonly context: LlamaContext,
   ) {
     this.modelName = options.modelName;
+    this.parallel = context.totalSequences - 1;
     // Resolved once per model: auto-detection costs 200-460 ms of blocking CPU per call,
     // measured here.
-    this.chatWrapper = forcingWrapper(resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" }), () => this.forcing);
+    this.chatWrapper = resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" });
+    const slot = (): ChatSlot => {
+      const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false };
+      s.chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper: forcingWrapper(this.chatWrapper, () => s.forcing) });
+      return s;
+    };
+    this.dreamSlot = slot();
+    this.slots = new SlotPool(Array.from({ length: this.parallel }, slot), (s) => s.chat.sequence.contextTokens);
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
     await boundGrammarNumbers();
     const context = await options.model.createContext({
       contextSize: options.contextSize ?? { max: options.model.trainContextSize },
-      // Exactly two: a chat's and a dream's, so a dream never evicts the conversation's cache.
-      sequences: 2,
+      // The chat slots and one for dreams, so a dream never evicts a conversation's cache.
+      sequences: (options.parallel ?? 4) + 1,
       threads: options.threads,
       // An abort takes effect between batches: smaller ones let a chat wake a dream that is
       // still reading its prompt sooner.
@@ -114,7 +144,7 @@ export class LlamaEngine implements InferenceEngine {
     return new LlamaEngine(options, context);
   }
 
-  /** Tokens of context one sequence (one conversation) has. */
+  /** Tokens of context one sequence (one slot, one conversation) has. */
   get contextSize(): number {
     return this.context.contextSize;
   }
@@ -123,23 +153,22 @@ export class LlamaEngine implements InferenceEngine {
     return this.options.model.tokenizer;
   }
 
-  private chatSession(sequence: "chat" | "dream" = "chat"): LlamaChat {
-    let chat = this.chats.get(sequence);
-    if (!chat) {
-      chat = new LlamaChat({ contextSequence: this.context.getSequence(), chatWrapper: this.chatWrapper });
-      this.chats.set(sequence, chat);
-    }
-    return chat;
-  }
-
   countTokens(text: string): number {
     return this.options.model.tokenize(text).length;
   }
 
   /** Counts the prompt's tokens as the chat wrapper renders it. */
   countPromptTokens(history: ChatHistoryItem[]): number {
-    const { contextText } = this.chatWrapper.generateContextState({ chatHistory: history });
-    return contextText.tokenize(this.options.model.tokenizer).length;
+    return this.promptTokens(history).length;
+  }
+
+  /** The prompt's tokens as the chat wrapper renders it (with the functions offered, where given). */
+  private promptTokens(history: ChatHistoryItem[], functions?: ChatModelFunctions): Token[] {
+    const { contextText } = this.chatWrapper.generateContextState({
+      chatHistory: history,
+      ...(functions ? { availableFunctions: functions } : {}),
+    });
+    return contextText.tokenize(this.options.model.tokenizer);
   }
 
   /**
@@ -161,15 +190,39 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   generate(request: GenerateRequest): Promise<GenerateResult> {
-    // One generation at a time on the chat sequence.
-    const run = this.queue.then(() => this.generateNow(request));
-    this.queue = run.catch(() => undefined);
+    const run = this.generateInSlot(request);
+    const settled = run.catch(() => undefined);
+    this.inFlight.add(settled);
+    void settled.finally(() => this.inFlight.delete(settled));
     return run;
   }
 
-  private async generateNow(request: GenerateRequest): Promise<GenerateResult> {
+  private async generateInSlot(request: GenerateRequest): Promise<GenerateResult> {
     const history = toChatHistory(request.messages, request.partialResponse);
-    const { functions, forced } = offeredFunctions(request);
+    const offered = offeredFunctions(request);
+    // The prompt as the model will read it, functions included: what a slot may already hold.
+    const tokens = this.promptTokens(history, offered.functions);
+    const held = (slot: ChatSlot) => Math.min(sharedPrefix(slot.chat.sequence.contextTokens, tokens), tokens.length);
+    if (request.sequence === "dream") {
+      const run = this.dreamQueue.then(() => this.generateNow(this.dreamSlot, request, history, offered, held(this.dreamSlot)));
+      this.dreamQueue = run.catch(() => undefined);
+      return run;
+    }
+    const slot = await this.slots.acquire(tokens);
+    try {
+      return await this.generateNow(slot.value, request, history, offered, held(slot.value));
+    } finally {
+      this.slots.release(slot);
+    }
+  }
+
+  private async generateNow(
+    slot: ChatSlot,
+    request: GenerateRequest,
+    history: ChatHistoryItem[],
+    { functions, forced }: ReturnType<typeof offeredFunctions>,
+    cachedTokens: number,
+  ): Promise<GenerateResult> {
     const promptTokens = this.countPromptTokens(history);
     // Refused before the model reads it: past the context, node-llama-cpp would shift the
     // history mid-reply or fail. The reply gets what the context leaves.
@@ -178,17 +231,17 @@ export class LlamaEngine implements InferenceEngine {
     let completionTokens = 0;
     let unreported = 0;
     let text = "";
-    if (request.signal?.aborted) return { text, finishReason: "cancelled", promptTokens, completionTokens, toolCalls: [] };
+    if (request.signal?.aborted) return { text, finishReason: "cancelled", promptTokens, cachedTokens, completionTokens, toolCalls: [] };
     if (request.sequence === "dream" && request.signal) {
-      await this.readPrompt(this.chatSession("dream"), history, request.signal);
-      if (request.signal.aborted) return { text, finishReason: "cancelled", promptTokens, completionTokens, toolCalls: [] };
+      await this.readPrompt(slot.chat, history, request.signal);
+      if (request.signal.aborted) return { text, finishReason: "cancelled", promptTokens, cachedTokens, completionTokens, toolCalls: [] };
     }
     // A forced call ends when its arguments are a whole JSON object: a model that does not
     // write the wrapper's closing syntax after them (a random one) would otherwise go on.
     const calls: { name: string; params: string; complete: boolean }[] = [];
     const callDone = new AbortController();
     const signal = request.signal ? AbortSignal.any([request.signal, callDone.signal]) : callDone.signal;
-    this.forcing = forced;
+    slot.forcing = forced;
     try {
       const common = {
         ...this.sampling(request),
@@ -212,7 +265,7 @@ export class LlamaEngine implements InferenceEngine {
       };
       const grammar = !functions && request.responseFormat ? await this.grammarFor(request.responseFormat) : undefined;
       const generation = functions
-        ? this.chatSession(request.sequence).generateResponse(history, {
+        ? slot.chat.generateResponse(history, {
             ...common,
             functions,
             ...(request.parallelToolCalls === false ? { maxParallelFunctionCalls: 1 } : {}),
@@ -225,7 +278,7 @@ export class LlamaEngine implements InferenceEngine {
               }
             },
           })
-        : this.chatSession(request.sequence).generateResponse(history, {
+        : slot.chat.generateResponse(history, {
             ...common,
             ...(grammar
               ? {
@@ -263,9 +316,9 @@ export class LlamaEngine implements InferenceEngine {
           : request.signal?.aborted || (reason === "abort" && !callDone.signal.aborted)
             ? "cancelled"
             : "stop";
-      return { text, finishReason, promptTokens, completionTokens, toolCalls };
+      return { text, finishReason, promptTokens, cachedTokens, completionTokens, toolCalls };
     } finally {
-      this.forcing = false;
+      slot.forcing = false;
     }
   }
 
@@ -317,8 +370,8 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   async dispose(): Promise<void> {
-    await this.queue;
-    for (const chat of this.chats.values()) chat.dispose();
+    await Promise.all(this.inFlight);
+    for (const slot of [...this.slots.values(), this.dreamSlot]) slot.chat.dispose();
     await this.context.dispose();
     await this.options.model.dispose();
   }

@@ -1,0 +1,96 @@
+// Which of the engine's chat sequences (slots) a prompt goes to. Each slot keeps the tokens it
+// last evaluated; a prompt that starts with them is read only from where they end. The choice
+// weighs what a slot saves against what it throws away, so the next turn of a conversation
+// finds its history, a new conversation finds the persona in a slot holding a short chat, and a
+// small side request between two turns of a coding agent's session (its prompt shares only the
+// chat template's opening with the session's) goes to another slot instead of evicting the
+// session's 20k-token prefix.
+
+export interface Slot<T> {
+  readonly index: number;
+  readonly value: T;
+}
+
+/** How many leading tokens `a` and `b` share. */
+export function sharedPrefix(a: readonly number[], b: readonly number[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/**
+ * What taking a slot is worth for `prompt`: the tokens it need not read, less half of the cached
+ * tokens it would discard (they may be a conversation's next prefix). An empty slot is worth 0.
+ */
+export function slotScore(cached: readonly number[], prompt: readonly number[]): number {
+  const shared = sharedPrefix(cached, prompt);
+  return shared - (cached.length - shared) / 2;
+}
+
+interface Entry<T> {
+  slot: Slot<T>;
+  busy: boolean;
+  /** When it was last released (a counter): ties go to the one unused longest. */
+  used: number;
+}
+
+export class SlotPool<T> {
+  private readonly entries: Entry<T>[];
+  private readonly waiting: { prompt: readonly number[]; resolve: (slot: Slot<T>) => void }[] = [];
+  private clock = 0;
+
+  /** `cached(value)`: the tokens the slot's sequence holds now. */
+  constructor(
+    values: readonly T[],
+    private readonly cached: (value: T) => readonly number[],
+  ) {
+    if (values.length === 0) throw new Error("a slot pool needs at least one slot");
+    this.entries = values.map((value, index) => ({ slot: { index, value }, busy: false, used: 0 }));
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  values(): T[] {
+    return this.entries.map((e) => e.slot.value);
+  }
+
+  get busy(): number {
+    return this.entries.filter((e) => e.busy).length;
+  }
+
+  /** The best free slot for `prompt`, now or once one is released (first come, first served). */
+  acquire(prompt: readonly number[]): Promise<Slot<T>> {
+    const entry = this.choose(prompt);
+    if (entry && this.waiting.length === 0) {
+      entry.busy = true;
+      return Promise.resolve(entry.slot);
+    }
+    return new Promise((resolve) => this.waiting.push({ prompt, resolve }));
+  }
+
+  release(slot: Slot<T>): void {
+    const entry = this.entries[slot.index]!;
+    entry.busy = false;
+    entry.used = ++this.clock;
+    for (let next = this.waiting[0]; next; next = this.waiting[0]) {
+      const free = this.choose(next.prompt);
+      if (!free) return;
+      this.waiting.shift();
+      free.busy = true;
+      next.resolve(free.slot);
+    }
+  }
+
+  private choose(prompt: readonly number[]): Entry<T> | undefined {
+    let best: { entry: Entry<T>; score: number } | undefined;
+    for (const entry of this.entries) {
+      if (entry.busy) continue;
+      const score = slotScore(this.cached(entry.slot.value), prompt);
+      if (!best || score > best.score || (score === best.score && entry.used < best.entry.used)) best = { entry, score };
+    }
+    return best?.entry;
+  }
+}

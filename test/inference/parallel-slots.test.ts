@@ -1,0 +1,114 @@
+// The real engine's slots on the tiny random model: chats generated at once (one batch) say
+// what they say one at a time, a forced tool call in one slot does not force its neighbours,
+// a prompt past the context is refused in its slot while the others finish, and a
+// conversation's next turn is read from where its slot left off.
+import t from "tap";
+import { createLlamaEngine } from "../../src/inference/create-engine.js";
+import { ensureTinyModel } from "../../src/inference/load-model.js";
+import { createLogger } from "../../src/log.js";
+import { ContextOverflow } from "../../src/errors.js";
+import { decodeLoopYields } from "../../src/inference/llama-engine.js";
+import type { GenerateRequest } from "../../src/inference/engine.js";
+import { serverDir } from "../helpers/testdir.js";
+
+const dataDir = serverDir(t);
+const engine = await createLlamaEngine(
+  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4 },
+  createLogger("silent"),
+);
+t.teardown(() => engine.dispose());
+
+const ask = (content: string, seed: number): GenerateRequest => ({
+  messages: [
+    { role: "system", content: "You are Psyche." },
+    { role: "user", content },
+  ],
+  maxTokens: 24,
+  temperature: 0.8,
+  seed,
+});
+const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, i + 1));
+
+t.test("four chats at once say what each says alone", async (t) => {
+  t.equal(engine.parallel, 4);
+  const alone = [];
+  for (const q of questions) alone.push((await engine.generate(q)).text);
+  // Decoded together: their pieces of text come interleaved, not one reply after another.
+  const order: number[] = [];
+  const together = await Promise.all(questions.map((q, i) => engine.generate({ ...q, onText: () => order.push(i) })));
+  t.same(
+    together.map((r) => r.text),
+    alone,
+  );
+  const firstOfLast = order.indexOf(3);
+  t.ok(firstOfLast !== -1 && firstOfLast < order.lastIndexOf(0), "the last chat spoke before the first had finished");
+  t.ok(together.every((r) => r.completionTokens > 0));
+});
+
+t.test("more chats than slots: the rest wait for a slot and finish too", async (t) => {
+  const many = Array.from({ length: 7 }, (_, i) => ask(`question ${i}`, 100 + i));
+  const results = await Promise.all(many.map((q) => engine.generate(q)));
+  t.equal(results.length, 7);
+  t.ok(results.every((r) => r.finishReason === "length" || r.finishReason === "stop"));
+});
+
+t.test("a forced tool call in one slot leaves its neighbours free text", async (t) => {
+  const tools = [
+    {
+      name: "read_file",
+      description: "Read a file",
+      parameters: { type: "object", properties: { path: { type: "string", maxLength: 20 } }, required: ["path"] },
+    },
+  ];
+  const [forced, free] = await Promise.all([
+    engine.generate({ ...ask("read notes.txt", 5), maxTokens: 80, tools, toolChoice: "required" }),
+    engine.generate(ask("say something", 6)),
+  ]);
+  t.equal(forced.finishReason, "tool_calls");
+  t.equal(forced.toolCalls[0]?.name, "read_file");
+  t.equal(free.toolCalls.length, 0);
+  t.ok(free.text.length > 0);
+});
+
+t.test("a prompt past the context is refused in its slot; the others finish", async (t) => {
+  const long = ask("word ".repeat(3000), 7);
+  const [refused, ...rest] = await Promise.allSettled([
+    engine.generate(long),
+    engine.generate(questions[0]!),
+    engine.generate(questions[1]!),
+  ]);
+  t.equal(refused.status, "rejected");
+  t.ok(refused.status === "rejected" && refused.reason instanceof ContextOverflow);
+  t.ok(rest.every((r) => r.status === "fulfilled" && r.value.completionTokens > 0));
+});
+
+t.test("a conversation's next turn is read from where its slot left off", async (t) => {
+  const first = ask("tell me about the harbour", 9);
+  const reply = await engine.generate(first);
+  // Another conversation in between takes another slot.
+  await engine.generate(ask("something else entirely", 10));
+  const next: GenerateRequest = {
+    ...first,
+    messages: [...first.messages, { role: "assistant", content: reply.text }, { role: "user", content: "and then?" }],
+  };
+  const again = await engine.generate(next);
+  // The reply is read again where the random model's tokens are not how its text tokenizes.
+  const cached = again.cachedTokens ?? 0;
+  t.ok(cached >= reply.promptTokens, `the whole first prompt was still in its slot (${cached} of ${again.promptTokens} reused)`);
+  t.ok((reply.cachedTokens ?? 0) < reply.promptTokens, "the first turn was read, but for what it shares with earlier prompts");
+});
+
+t.test("a chat whose slot must drop stale tokens starts beside running chats, not after them", async (t) => {
+  t.ok(decodeLoopYields(), "npm install patched node-llama-cpp's decode loop (scripts/patch-node-llama-cpp.mjs)");
+  // Every slot holds an earlier prompt by now, so each of these erases what it does not share.
+  const ended: string[] = [];
+  const run = (name: string, q: GenerateRequest) => engine.generate(q).then((r) => (ended.push(name), r));
+  const longs = [
+    run("long", { ...ask("a long story", 21), maxTokens: 300 }),
+    run("long", { ...ask("another long story", 22), maxTokens: 300 }),
+  ];
+  await run("short", { ...ask("short", 23), maxTokens: 4 });
+  await run("late", { ...ask("late", 24), maxTokens: 4 });
+  await Promise.all(longs);
+  t.same(ended, ["short", "late", "long", "long"]);
+});

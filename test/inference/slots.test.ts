@@ -1,0 +1,70 @@
+// Slot choice (src/inference/slots.ts): the longest shared prefix wins unless taking it throws
+// away more than it saves; waiting prompts are served first come, first served.
+import t from "tap";
+import { SlotPool, sharedPrefix, slotScore } from "../../src/inference/slots.js";
+
+const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+
+t.test("the score: tokens saved, less half of those discarded", async (t) => {
+  t.equal(sharedPrefix([1, 2, 3], [1, 2, 4, 5]), 2);
+  t.equal(sharedPrefix([], [1]), 0);
+  t.equal(slotScore([], [1, 2]), 0, "an empty slot");
+  t.equal(slotScore([1, 2, 3], [1, 2, 3, 4]), 3, "a conversation's next turn keeps all of it");
+  t.equal(slotScore([1, 2, 9, 9, 9, 9], [1, 2, 3]), 0, "two saved, four discarded");
+});
+
+t.test("a conversation's next turn goes to the slot holding its history", async (t) => {
+  const held = [[], range(0, 100), range(1000, 50)];
+  const pool = new SlotPool(held, (v) => v);
+  const slot = await pool.acquire([...range(1000, 50), 7, 8]);
+  t.equal(slot.index, 2);
+  t.equal(pool.busy, 1);
+});
+
+t.test("a small side request does not evict an agent session's long prefix", async (t) => {
+  // Both start with the chat template's opening (token 1); nothing else is shared.
+  const session = [1, ...range(5000, 20_000)];
+  const pool = new SlotPool([session, []], (v) => v);
+  const side = await pool.acquire([1, 2, 3, 4]);
+  t.equal(side.index, 1, "the empty slot, though the session's shares a token");
+  pool.release(side);
+  const next = await pool.acquire([...session, 9, 9]);
+  t.equal(next.index, 0, "the session's next request finds its prefix");
+});
+
+t.test("a new conversation takes a short chat's slot for the persona it shares", async (t) => {
+  const persona = range(0, 300);
+  const pool = new SlotPool([[], [...persona, ...range(900, 60)]], (v) => v);
+  t.equal((await pool.acquire([...persona, 42, 43])).index, 1);
+});
+
+t.test("all slots busy: prompts wait, and are served in order of arrival", async (t) => {
+  const pool = new SlotPool<number[]>([[], []], (v) => v);
+  const a = await pool.acquire([1]);
+  const b = await pool.acquire([2]);
+  const order: string[] = [];
+  const c = pool.acquire([3]).then((s) => (order.push("c"), s));
+  const d = pool.acquire([4]).then((s) => (order.push("d"), s));
+  await new Promise((r) => setImmediate(r));
+  t.same(order, [], "none free: both wait");
+  pool.release(b);
+  t.equal((await c).index, b.index);
+  pool.release(a);
+  t.equal((await d).index, a.index);
+  t.same(order, ["c", "d"]);
+});
+
+t.test("ties go to the slot unused longest", async (t) => {
+  const pool = new SlotPool<number[]>([[], [], []], (v) => v);
+  const s0 = await pool.acquire([1]);
+  const s1 = await pool.acquire([1]);
+  const s2 = await pool.acquire([1]);
+  pool.release(s1);
+  pool.release(s0);
+  pool.release(s2);
+  t.equal((await pool.acquire([5])).index, 1);
+});
+
+t.test("a pool needs a slot", async (t) => {
+  t.throws(() => new SlotPool([], () => []), /at least one slot/);
+});
