@@ -140,10 +140,11 @@ t.test("an idle thought: once per quiet spell in an open conversation (a client-
 });
 
 t.test("no dream while a chat waits: a queued chat runs before a queued dream; a fetched dream goes back", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0, maxTokens: 4000 });
+  // One slot: a long chat keeps the worker's only slot busy while the queue is arranged (with
+  // more, the next chat would run beside it; test/e2e/parallel-chats.test.ts has that case).
+  const psyche = await startPsyche(t, { recallPromptTokens: 0, maxTokens: 4000, parallel: 1 });
   const pool = psyche.db.pool;
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
-  // A long chat keeps the worker busy while the queue is arranged.
   const long = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "a long story" }], max_tokens: 3000 });
   await until("the long chat to run", async () =>
     (await pool.query("select 1 from turns where status = 'running'")).rows[0] ? true : undefined,

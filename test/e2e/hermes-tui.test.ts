@@ -54,7 +54,7 @@ const startHermesAt = (url: string, ...flags: string[]) => terminal.startHermesA
 t.test("a conversation in the terminal: typed, streamed, the status bar, a slash command, Ctrl-C, /quit", async (t) => {
   const before = await dreams();
   startHermes("--no-idle");
-  await waitPane("the UI", (p) => p.includes("/help for commands"));
+  await waitPane("the UI", (p) => p.includes("/help for commands") && /conversation hermes-[0-9a-f-]+/.test(p));
   t.match(
     pane(),
     /Hermes · http:\/\/127\.0\.0\.1:\d+ \(Psyche\) · conversation hermes-/,
@@ -124,7 +124,8 @@ t.test("a conversation in the terminal: typed, streamed, the status bar, a slash
 t.test("a line pasted with its Enter is sent; several pasted lines are one message", async (t) => {
   // Short replies: three turns of a thousand tokens would outgrow the tiny model's context.
   startHermes("--no-idle", "--max-tokens", "40");
-  await waitPane("the UI", (p) => p.includes("/help for commands"));
+  // The status bar names the conversation a moment after the prompt is drawn.
+  await waitPane("the UI", (p) => p.includes("/help for commands") && /conversation hermes-[0-9a-f-]+/.test(p));
   const conversation = /conversation (hermes-[0-9a-f-]+)/.exec(pane())![1]!;
   const said = async () =>
     (
