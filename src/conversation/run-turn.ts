@@ -214,6 +214,7 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
         content,
         finishReason,
         promptTokens: result.promptTokens,
+        cachedTokens: result.cachedTokens,
         completionTokens: sofar.tokens + result.completionTokens,
         toolCalls,
         serverToolCalls: result.serverToolCalls,

@@ -12,6 +12,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens the model had already read (its slot held them), where known. */
+  prompt_tokens_details?: { cached_tokens: number };
 }
 
 export type OpenAiFinish = "stop" | "length" | "tool_calls";
@@ -47,10 +49,11 @@ export function sseEvent(data: unknown, id?: number): string {
   return `${id === undefined ? "" : `id: ${id}\n`}data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`;
 }
 
-export const usageOf = (promptTokens: number | null, completionTokens: number | null): Usage => ({
+export const usageOf = (promptTokens: number | null, completionTokens: number | null, cachedTokens?: number | null): Usage => ({
   prompt_tokens: promptTokens ?? 0,
   completion_tokens: completionTokens ?? 0,
   total_tokens: (promptTokens ?? 0) + (completionTokens ?? 0),
+  ...(cachedTokens != null ? { prompt_tokens_details: { cached_tokens: cachedTokens } } : {}),
 });
 
 /** The headers of every event stream: not cached, not buffered by a proxy. */

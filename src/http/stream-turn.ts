@@ -48,7 +48,9 @@ export function streamTurn(c: Context, deps: WebServices, o: StreamTurnOptions):
           const report = replyReport(turn);
           await s.write(sseEvent({ ...chunk(o.base, {}, finish), ...(Object.keys(report).length ? { psyche: report } : {}) }, event.seq));
           if (o.includeUsage) {
-            await s.write(sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0))));
+            await s.write(
+              sseEvent(usageChunk(o.base, usageOf(turn?.prompt_tokens ?? 0, turn?.completion_tokens ?? 0, turn?.cached_tokens))),
+            );
           }
           await s.write(sseEvent("[DONE]"));
         } else {

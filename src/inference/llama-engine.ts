@@ -221,9 +221,11 @@ export class LlamaEngine implements InferenceEngine {
     request: GenerateRequest,
     history: ChatHistoryItem[],
     { functions, forced }: ReturnType<typeof offeredFunctions>,
-    cachedTokens: number,
+    held: number,
   ): Promise<GenerateResult> {
     const promptTokens = this.countPromptTokens(history);
+    // Counted with the functions' rendering, which the prompt count leaves out.
+    const cachedTokens = Math.min(held, promptTokens);
     // Refused before the model reads it: past the context, node-llama-cpp would shift the
     // history mid-reply or fail. The reply gets what the context leaves.
     if (promptTokens >= this.contextSize) throw new ContextOverflow(promptTokens, this.contextSize);

@@ -63,7 +63,8 @@ export const BENCH_SHAPE: RandomModelShape = {
   kvHeads: 2,
   feedForward: 4864,
   vocabSize: 32000,
-  contextLength: 8192,
+  // An agent session's 20k-token prompt fits (bench/serving.ts).
+  contextLength: 32768,
   matrixType: GgmlType.Q8_0,
   endOfTurnBias: -30, // practically never stops by itself: benchmarks control the length
 };

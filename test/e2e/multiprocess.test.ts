@@ -214,6 +214,73 @@ t.test("web and inference as separate processes; the worker dies mid-turn", asyn
   t.equal(await inference.exited, 0, "inference exits 0 on SIGTERM");
 });
 
+t.test("the worker dies with three chats in its batch: each resumes once, and each client gets its whole reply", async (t) => {
+  const web = await startCli(["web", "--port", "0"], env, /listening on (http:\/\/\S+)/);
+  procs.push(web);
+  const url = web.match[1]!;
+  let inference = await startCli(["inference", "--parallel", "3"], env, /inference worker \S+ running/);
+  procs.push(inference);
+  const decoder = new TextDecoder();
+  const streams = await Promise.all(
+    [1, 2, 3].map(async (i) => {
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "psyche",
+          messages: [{ role: "user", content: `story ${i}` }],
+          max_tokens: 1500,
+          stream: true,
+          seed: i,
+        }),
+      });
+      t.equal(res.status, 200);
+      return { turnId: res.headers.get("x-psyche-turn")!, reader: res.body!.getReader(), sse: "" };
+    }),
+  );
+  // All three flowing at once, then the worker is killed.
+  await Promise.all(
+    streams.map(async (s) => {
+      while (!/"content":"[^"]/.test(s.sse)) {
+        const { value, done } = await s.reader.read();
+        if (done) break;
+        s.sse += decoder.decode(value, { stream: true });
+      }
+    }),
+  );
+  const running = await pool.query("select count(*)::int as n from turns where id = any($1) and status = 'running'", [
+    streams.map((s) => s.turnId),
+  ]);
+  t.equal(running.rows[0].n, 3, "all three were generating together");
+  inference.child.kill("SIGKILL");
+  t.equal(await inference.exited, "SIGKILL");
+  inference = await startCli(["inference", "--parallel", "3"], env, /inference worker \S+ running/);
+  procs.push(inference);
+  for (const s of streams) {
+    for (;;) {
+      const { value, done } = await s.reader.read();
+      if (done) break;
+      s.sse += decoder.decode(value, { stream: true });
+    }
+    t.match(s.sse, /data: \[DONE\]\n\n$/, "the stream went on to the end");
+    const content = s.sse
+      .split("\n\n")
+      .map((b) => /^data: (\{.*\})$/m.exec(b)?.[1])
+      .filter((d): d is string => d !== undefined)
+      .map((d) => JSON.parse(d).choices?.[0]?.delta?.content ?? "")
+      .join("");
+    const turn = (await pool.query("select status, attempts, content from turns where id = $1", [s.turnId])).rows[0];
+    t.match(turn, { status: "done", attempts: 2 }, "resumed once, by the new worker");
+    t.equal(content, turn.content, "what the client received is the stored reply");
+    const replies = await pool.query("select count(*)::int as n from messages where turn_id = $1 and role = 'assistant'", [s.turnId]);
+    t.equal(replies.rows[0].n, 1, "one reply stored");
+  }
+  web.child.kill("SIGTERM");
+  inference.child.kill("SIGTERM");
+  t.equal(await web.exited, 0);
+  t.equal(await inference.exited, 0);
+});
+
 t.test("a chat sent to the web process wakes a dream in the inference process within 1 s", async (t) => {
   // Separate processes on the embedded database: LISTEN/NOTIFY does not cross its socket, so
   // only the reverie's poll (--poll-ms 100 here) can see the waiting chat. On a real

@@ -65,7 +65,7 @@ t.test("chats sent at once stream to the end with the text each gets alone", asy
 });
 
 t.test("with every slot busy, a chat waits for the first free slot, not for all", async (t) => {
-  const long = [1, 2].map((i) => stream(`a long story ${i}`, 30 + i, 400));
+  const long = [1, 2].map((i) => stream(`a long story ${i}`, 30 + i, 200));
   const short = stream("a short one", 33, 6);
   // All three slots taken, then one more.
   await until("three chats running", async () => {
@@ -114,4 +114,43 @@ t.test("a dream yields to chats, and does not start while they run", async (t) =
     return r && r.status !== "dreaming" ? r : undefined;
   });
   t.ok(secondRow.started_at.getTime() >= lastChatEnd, "the second dream began after the last chat ended");
+});
+
+t.test("usage says how much of the prompt a slot already held", async (t) => {
+  const post = async (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    (await (
+      await fetch(`${psyche.url}${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      })
+    ).json()) as any;
+  const system = "You are a coding agent. Read files before you edit them, and run the tests after. ".repeat(20);
+  const first = [
+    { role: "system", content: system },
+    { role: "user", content: "list the files" },
+  ];
+  const a = await post("/v1/chat/completions", { model: "psyche", messages: first, max_tokens: 4, temperature: 0 });
+  const again = [...first, { role: "assistant", content: a.choices[0].message.content }, { role: "user", content: "now read one" }];
+  const b = await post("/v1/chat/completions", { model: "psyche", messages: again, max_tokens: 4, temperature: 0 });
+  t.ok(
+    b.usage.prompt_tokens_details.cached_tokens > a.usage.prompt_tokens / 2,
+    "the system prompt and the first exchange were not read again",
+  );
+  t.ok(b.usage.prompt_tokens_details.cached_tokens < b.usage.prompt_tokens);
+  // The same through Anthropic's API: the cached part is cache_read_input_tokens.
+  const m = await post("/v1/messages", {
+    model: "psyche",
+    system,
+    max_tokens: 4,
+    temperature: 0,
+    messages: [
+      { role: "user", content: "list the files" },
+      { role: "assistant", content: a.choices[0].message.content || "." },
+      { role: "user", content: "and the tests?" },
+    ],
+  });
+  t.ok(m.usage.cache_read_input_tokens > a.usage.prompt_tokens / 2, "the system prompt was read from the slot");
+  t.ok(m.usage.input_tokens > 0 && m.usage.input_tokens < m.usage.cache_read_input_tokens, "only the new part was read");
+  t.equal(m.usage.cache_creation_input_tokens, 0);
 });

@@ -25,6 +25,8 @@ export interface Turn {
   finish_reason: FinishReason | null;
   prompt_tokens: number | null;
   completion_tokens: number | null;
+  /** Of the prompt tokens, those the model's slot already held; null where unknown. */
+  cached_tokens: number | null;
   error: string | null;
   cancel_requested_at: Date | null;
   created_at: Date;
@@ -179,6 +181,7 @@ export interface TurnResult {
   finishReason: FinishReason;
   promptTokens: number;
   completionTokens: number;
+  cachedTokens?: number | undefined;
   toolCalls?: CheckedToolCall[] | undefined;
   /** Psyche's own tool calls made during the turn, with their results. */
   serverToolCalls?: { name: string; arguments: string; result: string }[] | undefined;
@@ -188,7 +191,8 @@ export interface TurnResult {
 export async function finishTurn(db: Queryable, id: string, workerId: string, r: TurnResult): Promise<boolean> {
   const res = await db.query(
     `update turns set status = case when $3 = 'cancelled' then 'cancelled' else 'done' end,
-            content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, server_tool_calls = $8::jsonb, finished_at = now()
+            content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, server_tool_calls = $8::jsonb, cached_tokens = $9,
+            finished_at = now()
      where id = $1 and worker_id = $2 and status = 'running'`,
     [
       id,
@@ -199,6 +203,7 @@ export async function finishTurn(db: Queryable, id: string, workerId: string, r:
       r.completionTokens,
       r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null,
       r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null,
+      r.cachedTokens ?? null,
     ],
   );
   return res.rowCount === 1;

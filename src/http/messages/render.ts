@@ -31,6 +31,20 @@ export function contentBlocks(turn: Pick<Turn, "content" | "finish_reason" | "to
   return [...(text || calls.length === 0 ? [{ type: "text" as const, text }] : []), ...calls.map(toolUseBlock)];
 }
 
+/**
+ * Anthropic's usage: input_tokens are the prompt tokens read now; those the model's slot
+ * already held are cache_read_input_tokens (together, the whole prompt, as Claude Code adds them).
+ */
+export function anthropicUsage(turn: Pick<Turn, "prompt_tokens" | "completion_tokens" | "cached_tokens">) {
+  const cached = Math.min(turn.cached_tokens ?? 0, turn.prompt_tokens ?? 0);
+  return {
+    input_tokens: (turn.prompt_tokens ?? 0) - cached,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: cached,
+    output_tokens: turn.completion_tokens ?? 0,
+  };
+}
+
 export function messageObject(turn: Turn, model: string) {
   return {
     id: messageId(turn.id),
@@ -40,6 +54,6 @@ export function messageObject(turn: Turn, model: string) {
     content: contentBlocks(turn),
     stop_reason: stopReason(turn.finish_reason),
     stop_sequence: null,
-    usage: { input_tokens: turn.prompt_tokens ?? 0, output_tokens: turn.completion_tokens ?? 0 },
+    usage: anthropicUsage(turn),
   };
 }

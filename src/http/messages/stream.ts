@@ -7,7 +7,7 @@ import type { TurnFollower } from "../../conversation/follow-turn.js";
 import { getTurn } from "../../db/sql/turns.js";
 import type { WebServices } from "../../web-services.js";
 import { sseHeaders } from "../sse.js";
-import { messageId, stopReason, toolUseBlock } from "./render.js";
+import { anthropicUsage, messageId, stopReason, toolUseBlock } from "./render.js";
 
 const frame = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
 
@@ -62,7 +62,8 @@ export function streamMessage(c: Context, deps: WebServices, o: { follower: Turn
           await s.write(
             frame("message_delta", {
               delta: { stop_reason: stopReason(turn.finish_reason), stop_sequence: null },
-              usage: { output_tokens: turn.completion_tokens ?? 0 },
+              // Cumulative, as Anthropic's are: the prompt as read, and the slot's cached part of it.
+              usage: anthropicUsage(turn),
             }),
           );
           await s.write(frame("message_stop", {}));

@@ -100,7 +100,7 @@ export function responseObject(row: ResponseRow, live = false) {
     usage: finished
       ? {
           input_tokens: row.prompt_tokens ?? 0,
-          input_tokens_details: { cached_tokens: 0 },
+          input_tokens_details: { cached_tokens: row.cached_tokens ?? 0 },
           output_tokens: row.completion_tokens ?? 0,
           output_tokens_details: { reasoning_tokens: 0 },
           total_tokens: (row.prompt_tokens ?? 0) + (row.completion_tokens ?? 0),

@@ -124,7 +124,7 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
           finish_reason: openAiFinish(turn.finish_reason),
         },
       ],
-      usage: usageOf(turn.prompt_tokens, turn.completion_tokens),
+      usage: usageOf(turn.prompt_tokens, turn.completion_tokens, turn.cached_tokens),
       psyche: {
         conversation_id: started.conversationId,
         turn_id: started.turnId,

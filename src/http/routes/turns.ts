@@ -36,7 +36,7 @@ export function turnRoutes(deps: WebServices): Hono {
       finish_reason: turn.finish_reason,
       attempts: turn.attempts,
       error: turn.error,
-      usage: usageOf(turn.prompt_tokens, turn.completion_tokens),
+      usage: usageOf(turn.prompt_tokens, turn.completion_tokens, turn.cached_tokens),
       created_at: turn.created_at,
       finished_at: turn.finished_at,
     });
