@@ -31,6 +31,9 @@ export async function createLlamaEngine(
   log.info(
     {
       model: path,
+      // Which engine: built here by npm install (scripts/build-engine.mjs) or node-llama-cpp's prebuilt, and its GPU.
+      engine: llama.buildType,
+      gpu: llama.gpu,
       threads: config.threads,
       parallel: engine.parallel,
       contextSize: engine.contextSize,
