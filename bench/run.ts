@@ -16,20 +16,22 @@ import { benchHooks, type HooksBenchResult } from "./hooks.js";
 import { realmemDir } from "./realmem.js";
 import { benchRetrieval, type Recall, type RetrievalResult } from "./retrieval.js";
 import { benchVectorSides, type VectorSidesResult } from "./vector-sides.js";
+import { benchVsLlamaServer, vsLlamaServerTable, type VsLlamaServerResult } from "./vs-llama-server.js";
 
 const root = packageRoot();
 const dataDir = join(root, ".psyche", "bench");
-const modelPath = join(root, ".psyche", "models", "psyche-bench-0.5b.gguf");
+// 32k tokens of trained context: an agent session's 20k-token prompt fits (bench/serving.ts).
+const modelPath = join(root, ".psyche", "models", "psyche-bench-0.5b-32k.gguf");
 const runs = Number(process.env.BENCH_RUNS ?? 15);
 const maxTokens = Number(process.env.BENCH_TOKENS ?? 64);
 const ttftRuns = Number(process.env.BENCH_TTFT_RUNS ?? 150);
 
-// BENCH_ONLY=stream, memory, wake, mcp, hooks or retrieval runs one part, keeping the others' last results;
+// BENCH_ONLY=stream, serving, memory, wake, mcp, hooks or retrieval runs one part, keeping the others' last results;
 // BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
 const only = process.env.BENCH_ONLY;
 
 mkdirSync(join(root, ".psyche", "models"), { recursive: true });
-if (!existsSync(modelPath) && (!only || ["stream", "wake", "memory"].includes(only))) {
+if (!existsSync(modelPath) && (!only || ["stream", "serving", "wake", "memory"].includes(only))) {
   const t = Date.now();
   process.stderr.write(`writing the bench model (${BENCH_SHAPE.name}) to ${modelPath}...\n`);
   writeRandomModel(modelPath, BENCH_SHAPE);
@@ -55,7 +57,7 @@ const streamFlags = {
 };
 
 let measured = previous.measured ?? [];
-const part = (name: "stream" | "memory" | "wake" | "mcp" | "hooks" | "retrieval") => !only || only === name;
+const part = (name: "stream" | "serving" | "memory" | "wake" | "mcp" | "hooks" | "retrieval") => !only || only === name;
 if (part("stream")) {
   measured = [];
   // On a small machine the model's threads and the server's one JS thread compete: measure
@@ -74,6 +76,22 @@ if (part("stream")) {
   const engine = await createLlamaEngine(config, log);
   process.stderr.write(`stream vs raw (tiny model): ${tinyRuns} runs of ${maxTokens} tokens and ${ttftRuns} of 1, 1 thread\n`);
   measured.push({ model: "psyche-tiny", threads: 1, stream: await benchStreamVsRaw(config, log, engine, tinyRuns, maxTokens, ttftRuns) });
+}
+
+let serving: VsLlamaServerResult | undefined = previous.serving;
+if (part("serving")) {
+  serving = await benchVsLlamaServer({
+    benchModel: modelPath,
+    tinyModel: ensureTinyModel(dataDir),
+    dataDir: join(dataDir, "serving"),
+    threads: cores,
+    parallel: loadConfig({}, {}).parallel,
+    runs: Number(process.env.BENCH_SERVING_RUNS ?? 5),
+    maxTokens,
+    sessionWords: Number(process.env.BENCH_SESSION_WORDS ?? 9_000),
+    burstChats: Number(process.env.BENCH_BURST ?? 40),
+    say: (line) => process.stderr.write(`${line}\n`),
+  });
 }
 
 let wake = previous.wake;
@@ -153,7 +171,7 @@ const meta =
   keepStream && previous.runs
     ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns }
     : { runs, maxTokens, ttftRuns };
-const results = { date: streamDate, machine, ...meta, measured, memory, wake, mcp, hooks, retrieval, vectorSides };
+const results = { date: streamDate, machine, ...meta, measured, serving, memory, wake, mcp, hooks, retrieval, vectorSides };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
@@ -283,6 +301,7 @@ const table = [
   "| model | threads | measure | raw node-llama-cpp | through HTTP (SSE) | result | target | met |",
   "| --- | --- | --- | --- | --- | --- | --- | --- |",
   ...rows,
+  ...(serving ? vsLlamaServerTable(serving) : []),
   ...memoryTable,
   ...wakeTable,
   ...mcpTable,

@@ -1,0 +1,98 @@
+// The yardstick: llama-server built from the very llama.cpp node-llama-cpp bundles
+// (node_modules/node-llama-cpp/llama/gitRelease.bundle), once, into a cache outside the
+// repository, with cmake's defaults (as a user who builds llama.cpp gets it). Skipped, with the
+// reason, where git, cmake or a C++ compiler is missing.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { availableParallelism, homedir } from "node:os";
+import { join } from "node:path";
+import { packageRoot } from "../src/paths.js";
+
+export type LlamaServerBuild = { path: string; commit: string; builtSeconds: number | null } | { skipped: string };
+
+const has = (cmd: string, args = ["--version"]) => spawnSync(cmd, args, { stdio: "ignore" }).status === 0;
+
+export function ensureLlamaServer(say: (line: string) => void): LlamaServerBuild {
+  const bundle = join(packageRoot(), "node_modules", "node-llama-cpp", "llama", "gitRelease.bundle");
+  if (!existsSync(bundle)) return { skipped: `no ${bundle}` };
+  if (!has("git")) return { skipped: "git is missing" };
+  const commit = execFileSync("git", ["bundle", "list-heads", bundle], { encoding: "utf8" }).split(/\s/)[0]!.slice(0, 12);
+  const dir = join(process.env.PSYCHE_BENCH_CACHE ?? join(homedir(), ".cache", "psyche"), `llama-server-${commit}`);
+  const path = join(dir, "build", "bin", "llama-server");
+  if (existsSync(path)) return { path, commit, builtSeconds: null };
+  if (!has("cmake")) return { skipped: "cmake is missing (apt-get install cmake)" };
+  if (!has("c++")) return { skipped: "no C++ compiler (apt-get install g++)" };
+  const started = Date.now();
+  say(`building llama-server from node-llama-cpp's bundled llama.cpp (${commit}) into ${dir}; about 10 minutes on 2 cores`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const src = join(dir, "src");
+  execFileSync("git", ["-c", "advice.detachedHead=false", "clone", "-q", bundle, src], { stdio: "inherit" });
+  execFileSync(
+    "cmake",
+    [
+      "-S",
+      src,
+      "-B",
+      join(dir, "build"),
+      "-DCMAKE_BUILD_TYPE=Release",
+      "-DLLAMA_CURL=OFF",
+      "-DLLAMA_BUILD_TESTS=OFF",
+      "-DLLAMA_BUILD_EXAMPLES=OFF",
+    ],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
+  execFileSync("cmake", ["--build", join(dir, "build"), "--target", "llama-server", "-j", String(availableParallelism())], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  return { path, commit, builtSeconds: (Date.now() - started) / 1000 };
+}
+
+export interface RunningServer {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a server process and waits until `ready` matches its output; its URL from `url(match)`. */
+export async function startServer(
+  cmd: string,
+  args: string[],
+  ready: RegExp,
+  url: (m: RegExpMatchArray) => string,
+): Promise<RunningServer> {
+  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${cmd} did not start in 180 s:\n${out.slice(-2000)}`)), 180_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${cmd} exited (${code}) before it was ready:\n${out.slice(-2000)}`));
+    });
+  });
+  // Keep draining its output, or a chatty server blocks on a full pipe.
+  child.stdout!.resume();
+  child.stderr!.resume();
+  return {
+    url: url(match),
+    child,
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,174 @@
+// Serving measured the same way on any OpenAI-compatible server (Psyche, llama-server): one
+// stream, K streams at once, an agent session's next request after a side request, a burst of
+// short chats. Streams are read as a client reads them; tokens are the server's own count.
+export interface StreamRun {
+  ttftMs: number;
+  tokens: number;
+  promptTokens: number;
+  /** Tokens after the first, over the time after it. */
+  decodeTps: number;
+  startedAt: number;
+  firstAt: number;
+  endedAt: number;
+}
+
+type Message = { role: "system" | "user" | "assistant"; content: string };
+
+export async function streamChat(url: string, messages: Message[], maxTokens: number, seed: number): Promise<StreamRun & { text: string }> {
+  const startedAt = performance.now();
+  const res = await fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "psyche",
+      messages,
+      max_tokens: maxTokens,
+      temperature: 0.7,
+      seed,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
+  });
+  if (!res.ok || !res.body) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let firstAt = 0;
+  let lastAt = 0;
+  let chunks = 0;
+  let text = "";
+  let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) !== -1) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const data = /^data: (.*)$/m.exec(event)?.[1];
+      if (!data || data === "[DONE]") continue;
+      const json = JSON.parse(data) as { choices?: { delta?: { content?: string } }[]; usage?: typeof usage };
+      const content = json.choices?.[0]?.delta?.content;
+      if (content) {
+        lastAt = performance.now();
+        if (!firstAt) firstAt = lastAt;
+        chunks++;
+        text += content;
+      }
+      if (json.usage) usage = json.usage;
+    }
+  }
+  const endedAt = performance.now();
+  const tokens = usage?.completion_tokens ?? chunks;
+  return {
+    ttftMs: firstAt - startedAt,
+    tokens,
+    promptTokens: usage?.prompt_tokens ?? 0,
+    decodeTps: lastAt > firstAt ? ((tokens - 1) * 1000) / (lastAt - firstAt) : 0,
+    startedAt,
+    firstAt,
+    endedAt,
+    text,
+  };
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+const TOPICS = ["the harbour", "a kiln", "bread", "the night train", "a letter", "rain", "the garden", "an old map"];
+const ask = (i: number): Message[] => [{ role: "user", content: `Tell me about ${TOPICS[i % TOPICS.length]} (${i}).` }];
+
+/** One stream at a time: medians of time to first token and decode rate. */
+export async function oneStream(url: string, runs: number, maxTokens: number): Promise<{ ttftMs: number; decodeTps: number }> {
+  const rs: StreamRun[] = [];
+  for (let i = 0; i < runs; i++) rs.push(await streamChat(url, ask(i), maxTokens, i + 1));
+  return { ttftMs: median(rs.map((r) => r.ttftMs)), decodeTps: median(rs.map((r) => r.decodeTps)) };
+}
+
+export interface ConcurrentResult {
+  k: number;
+  /** All tokens over the wall time from the first request to the last token. */
+  aggregateTps: number;
+  ttftMedianMs: number;
+  ttftLastMs: number;
+  wallMs: number;
+}
+
+/** K different chats sent at once. */
+export async function concurrent(url: string, k: number, maxTokens: number, offset = 0): Promise<ConcurrentResult> {
+  const start = performance.now();
+  const rs = await Promise.all(Array.from({ length: k }, (_, i) => streamChat(url, ask(offset + i), maxTokens, offset + i + 1)));
+  const wallMs = Math.max(...rs.map((r) => r.endedAt)) - start;
+  const ttfts = rs.map((r) => r.firstAt - start);
+  return {
+    k,
+    aggregateTps: (rs.reduce((n, r) => n + r.tokens, 0) * 1000) / wallMs,
+    ttftMedianMs: median(ttfts),
+    ttftLastMs: Math.max(...ttfts),
+    wallMs,
+  };
+}
+
+/** A system prompt of about `words` words, the same for every server (a coding agent's tools and rules). */
+export function agentPrompt(words: number): string {
+  const lexicon = [
+    "file",
+    "tool",
+    "read",
+    "write",
+    "the",
+    "agent",
+    "must",
+    "never",
+    "run",
+    "tests",
+    "edit",
+    "path",
+    "when",
+    "user",
+    "asks",
+  ];
+  let seed = 7;
+  const out: string[] = [];
+  for (let i = 0; i < words; i++) {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    out.push(lexicon[seed % lexicon.length]!);
+  }
+  return `You are a coding agent. ${out.join(" ")}`;
+}
+
+export interface SessionResult {
+  promptTokens: number;
+  coldTtftMs: number;
+  /** The session's next request, after a small unrelated request in between. */
+  warmTtftMs: number;
+  warmShareOfCold: number;
+}
+
+/** An agent session's first request (cold), a side request, then its next request (warm). */
+export async function agentSession(url: string, words: number): Promise<SessionResult> {
+  const system: Message = { role: "system", content: agentPrompt(words) };
+  const first: Message[] = [system, { role: "user", content: "List the files." }];
+  const cold = await streamChat(url, first, 8, 1);
+  // A side request between two of the session's (Claude Code sends titles and summaries so).
+  await streamChat(url, [{ role: "user", content: "A title for this chat, please." }], 8, 2);
+  const warm = await streamChat(
+    url,
+    [...first, { role: "assistant", content: cold.text }, { role: "user", content: "Now read the first one." }],
+    8,
+    3,
+  );
+  return { promptTokens: cold.promptTokens, coldTtftMs: cold.ttftMs, warmTtftMs: warm.ttftMs, warmShareOfCold: warm.ttftMs / cold.ttftMs };
+}
+
+/** `n` short chats at once: the wall time until the last ends, and the median request's. */
+export async function burst(url: string, n: number, maxTokens: number): Promise<{ n: number; wallMs: number; medianMs: number }> {
+  const start = performance.now();
+  const rs = await Promise.all(Array.from({ length: n }, (_, i) => streamChat(url, ask(i), maxTokens, i + 1)));
+  const ends = rs.map((r) => r.endedAt - start);
+  return { n, wallMs: Math.max(...ends), medianMs: median(ends) };
+}

@@ -1,0 +1,175 @@
+// Psyche against llama-server from the same llama.cpp (bench/llama-server.ts), on the same
+// model, threads and prompts, each as its own process on a free port, measured alternately
+// (llama-server, then Psyche, measure by measure) so that a noisy moment hits both. Psyche runs
+// with its defaults but for what the measure compares: "bare" (no persona, no recalled memories:
+// both servers read the same prompt) and "as shipped".
+import { rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { packageRoot } from "../src/paths.js";
+import { ensureLlamaServer, startServer, type RunningServer } from "./llama-server.js";
+import { agentSession, burst, concurrent, oneStream, type ConcurrentResult, type SessionResult } from "./serving.js";
+
+export interface VsLlamaServerOptions {
+  benchModel: string;
+  tinyModel: string;
+  dataDir: string;
+  threads: number;
+  /** Slots on both servers. */
+  parallel: number;
+  runs: number;
+  maxTokens: number;
+  /** Words of the agent session's system prompt (about 1.3 tokens each on the bench model). */
+  sessionWords: number;
+  burstChats: number;
+  say: (line: string) => void;
+}
+
+type Side<T> = { llama: T; psyche: T };
+
+export type VsLlamaServerResult =
+  | { skipped: string }
+  | {
+      date: string;
+      commit: string;
+      builtSeconds: number | null;
+      threads: number;
+      parallel: number;
+      oneStream: Side<{ ttftMs: number; decodeTps: number }>;
+      concurrent: Side<ConcurrentResult>[];
+      session: Side<SessionResult>;
+      burst: Side<{ n: number; wallMs: number; medianMs: number }>;
+    };
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+async function llamaServer(path: string, model: string, threads: number, parallel: number, contextPerSlot: number): Promise<RunningServer> {
+  const port = await freePort();
+  // llama-server's -c is the whole cache, shared by its slots: each gets what a Psyche slot has.
+  const args = ["-m", model, "-t", String(threads), "-c", String(contextPerSlot * parallel), "-np", String(parallel)];
+  return startServer(
+    path,
+    [...args, "--host", "127.0.0.1", "--port", String(port)],
+    /listening on (http:\/\/\S+)/,
+    () => `http://127.0.0.1:${port}`,
+  );
+}
+
+async function psyche(o: VsLlamaServerOptions, model: string, name: string, contextSize: number, bare: boolean): Promise<RunningServer> {
+  const cli = join(packageRoot(), "dist", "src", "cli.js");
+  // A fresh database each run: nothing remembered from the last one.
+  rmSync(join(o.dataDir, name), { recursive: true, force: true });
+  const args = [cli, "serve", "--model", model, "--threads", String(o.threads), "--parallel", String(o.parallel)];
+  args.push("--context-size", String(contextSize), "--port", "0", "--db-port", "0", "--data-dir", join(o.dataDir, name));
+  // Nothing else competes for the cores while either server is measured: no self-started
+  // dreams, idle thoughts or reflections (--dream-delay-seconds 0), no consolidation.
+  args.push("--embedding-model", "builtin", "--dream-delay-seconds", "0", "--consolidation", "false", "--log-level", "warn");
+  if (bare) args.push("--persona", "", "--recall-prompt-tokens", "0");
+  return startServer(process.execPath, args, /Psyche is listening on (http:\/\/\S+)/, (m) => m[1]!);
+}
+
+async function both<T>(servers: Side<RunningServer>, measure: (url: string) => Promise<T>): Promise<Side<T>> {
+  const llama = await measure(servers.llama.url);
+  const psyche = await measure(servers.psyche.url);
+  return { llama, psyche };
+}
+
+export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLlamaServerResult> {
+  const build = ensureLlamaServer(o.say);
+  if ("skipped" in build) {
+    o.say(`llama-server comparison skipped: ${build.skipped}`);
+    return build;
+  }
+  if (build.builtSeconds !== null) o.say(`  built in ${(build.builtSeconds / 60).toFixed(1)} min`);
+  const sessionContext = 32_768;
+  const started: RunningServer[] = [];
+  const start = async (s: Promise<RunningServer>) => {
+    const r = await s;
+    started.push(r);
+    return r;
+  };
+  try {
+    o.say("vs llama-server: the bench model, bare");
+    const bare = {
+      llama: await start(llamaServer(build.path, o.benchModel, o.threads, o.parallel, sessionContext)),
+      psyche: await start(psyche(o, o.benchModel, "vs-bare", sessionContext, true)),
+    };
+    // Both warmed: the first request of a fresh server pays for its buffers.
+    await both(bare, (url) => oneStream(url, 1, 4));
+    const one = await both(bare, (url) => oneStream(url, o.runs, o.maxTokens));
+    const conc: Side<ConcurrentResult>[] = [];
+    for (const k of [1, 2, 4, 8]) conc.push(await both(bare, (url) => concurrent(url, k, o.maxTokens, 100 * k)));
+    for (const s of [bare.llama, bare.psyche]) await s.stop();
+
+    o.say("vs llama-server: the bench model, Psyche as shipped");
+    const shipped = {
+      llama: await start(llamaServer(build.path, o.benchModel, o.threads, o.parallel, sessionContext)),
+      psyche: await start(psyche(o, o.benchModel, "vs-shipped", sessionContext, false)),
+    };
+    await both(shipped, (url) => oneStream(url, 1, 4));
+    const session = await both(shipped, (url) => agentSession(url, o.sessionWords + 17));
+    for (const s of [shipped.llama, shipped.psyche]) await s.stop();
+
+    o.say(`vs llama-server: ${o.burstChats} short chats at once, the tiny model, Psyche as shipped`);
+    const tiny = {
+      llama: await start(llamaServer(build.path, o.tinyModel, o.threads, o.parallel, 4096)),
+      psyche: await start(psyche(o, o.tinyModel, "vs-burst", 4096, false)),
+    };
+    await both(tiny, (url) => oneStream(url, 1, 4));
+    const burstResult = await both(tiny, (url) => burst(url, o.burstChats, 16));
+    return {
+      date: new Date().toISOString(),
+      commit: build.commit,
+      builtSeconds: build.builtSeconds,
+      threads: o.threads,
+      parallel: o.parallel,
+      oneStream: one,
+      concurrent: conc,
+      session,
+      burst: burstResult,
+    };
+  } finally {
+    for (const s of started) await s.stop();
+  }
+}
+
+/** The table of docs/benchmarks.md: Psyche's figures beside llama-server's, and as a ratio. */
+export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
+  if ("skipped" in r) return ["", `Psyche against llama-server: not measured (${r.skipped}).`];
+  const f0 = (x: number) => x.toFixed(0);
+  const f1 = (x: number) => x.toFixed(1);
+  const pct = (x: number) => `${(x * 100).toFixed(0)}%`;
+  const pass = (ok: boolean) => (ok ? "yes" : "**no**");
+  const rows: string[] = [
+    `| one stream: decode tokens/s | ${f1(r.oneStream.llama.decodeTps)} | ${f1(r.oneStream.psyche.decodeTps)} | ${pct(r.oneStream.psyche.decodeTps / r.oneStream.llama.decodeTps)} | >= 95% | ${pass(r.oneStream.psyche.decodeTps >= 0.95 * r.oneStream.llama.decodeTps)} |`,
+    `| one stream: time to first token (ms) | ${f0(r.oneStream.llama.ttftMs)} | ${f0(r.oneStream.psyche.ttftMs)} | ${r.oneStream.psyche.ttftMs - r.oneStream.llama.ttftMs >= 0 ? "+" : ""}${f0(r.oneStream.psyche.ttftMs - r.oneStream.llama.ttftMs)} ms | <= +15 ms | ${pass(r.oneStream.psyche.ttftMs <= r.oneStream.llama.ttftMs + 15)} |`,
+  ];
+  for (const c of r.concurrent) {
+    const four = c.llama.k === 4;
+    rows.push(
+      `| ${c.llama.k} at once: aggregate tokens/s | ${f1(c.llama.aggregateTps)} | ${f1(c.psyche.aggregateTps)} | ${pct(c.psyche.aggregateTps / c.llama.aggregateTps)} | ${four ? ">= 90%" : ""} | ${four ? pass(c.psyche.aggregateTps >= 0.9 * c.llama.aggregateTps) : "-"} |`,
+      `| ${c.llama.k} at once: first token, median / last (ms) | ${f0(c.llama.ttftMedianMs)} / ${f0(c.llama.ttftLastMs)} | ${f0(c.psyche.ttftMedianMs)} / ${f0(c.psyche.ttftLastMs)} | ${(c.psyche.ttftLastMs / c.llama.ttftLastMs).toFixed(2)}x (last) | ${four ? "<= 1.5x" : ""} | ${four ? pass(c.psyche.ttftLastMs <= 1.5 * c.llama.ttftLastMs) : "-"} |`,
+    );
+  }
+  const s = r.session;
+  rows.push(
+    `| agent session (${s.psyche.promptTokens} prompt tokens), Psyche as shipped: first token cold / warm (ms) | ${f0(s.llama.coldTtftMs)} / ${f0(s.llama.warmTtftMs)} | ${f0(s.psyche.coldTtftMs)} / ${f0(s.psyche.warmTtftMs)} | warm = ${pct(s.psyche.warmShareOfCold)} of cold | <= 10% | ${pass(s.psyche.warmShareOfCold <= 0.1)} |`,
+  );
+  rows.push(
+    `| ${r.burst.llama.n} short chats at once, tiny model: wall / median request (ms) | ${f0(r.burst.llama.wallMs)} / ${f0(r.burst.llama.medianMs)} | ${f0(r.burst.psyche.wallMs)} / ${f0(r.burst.psyche.medianMs)} | ${(r.burst.psyche.wallMs / r.burst.llama.wallMs).toFixed(1)}x | <= 8x (embedded database) | ${pass(r.burst.psyche.wallMs <= 8 * r.burst.llama.wallMs)} |`,
+  );
+  return [
+    "",
+    `Psyche against llama-server, measured ${r.date.slice(0, 10)}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, the bench model unless named, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.`,
+    "",
+    "| measure | llama-server | Psyche | Psyche vs llama-server | target | met |",
+    "| --- | --- | --- | --- | --- | --- |",
+    ...rows,
+  ];
+}
