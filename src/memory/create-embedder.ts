@@ -1,7 +1,7 @@
 // Turns `--embedding-model` into a running Embedder (piscina threads).
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
-import { isGenerated, ModelError, resolveModelPath } from "../inference/load-model.js";
+import { downloadSource, isGenerated, localModelCopy, ModelError, resolveModelPath } from "../inference/load-model.js";
 import type { EmbedSpec } from "./embed-task.js";
 import { type Embedder, ThreadEmbedder } from "./embedder.js";
 
@@ -11,14 +11,31 @@ export const DEFAULT_EMBEDDING_MODEL = "hf:ChristianAzinn/bge-small-en-v1.5-gguf
 type EmbedderConfig = Pick<Config, "embeddingModel" | "embeddingThreads" | "model" | "dataDir"> &
   Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">>;
 
+/**
+ * Throws when `origin` cannot be reached at all (no route, no name, refused): no download can
+ * work, so none is tried. A hub that is merely slow to answer within `ms` gets the download's
+ * own bounded try.
+ */
+async function reachable(origin: string, ms: number): Promise<void> {
+  try {
+    await fetch(origin, { method: "HEAD", signal: AbortSignal.timeout(ms) });
+  } catch (err) {
+    if ((err as Error).name === "TimeoutError") return;
+    throw new ModelError(`${origin} cannot be reached (${(err as Error).message})`);
+  }
+}
+
 export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Promise<EmbedSpec> {
   const choice = config.embeddingModel;
   if (choice === "builtin") return { kind: "lexical" };
   if (choice === "auto") {
     // Trying Psyche offline with a generated model: no download for embeddings either.
     if (isGenerated(config.model)) return { kind: "lexical" };
-    // Start-up must not hang on a hub it cannot reach: a bounded try, then the built-in embedder.
+    // Start-up must not hang on a hub it cannot reach: a quick look first (offline, the
+    // download's own limit cost 10 s of every start), a bounded try, then the built-in embedder.
     try {
+      const local = await localModelCopy(DEFAULT_EMBEDDING_MODEL, config.dataDir, config.hfEndpoint);
+      if (!local) await reachable(downloadSource(DEFAULT_EMBEDDING_MODEL, config.hfEndpoint), 2000);
       const limit = { kind: "total" as const, ms: (config.downloadTimeoutSeconds ?? 10) * 1000 };
       return {
         kind: "gguf",
