@@ -13,6 +13,10 @@ export function createPool(connectionString: string, max = 10): Pool {
   const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, Client: PreparingClient });
   // An idle client that loses its connection emits here; without a listener it would crash.
   pool.on("error", () => undefined);
+  // So does a checked-out one (pool.connect(): a transaction), and pg-pool listens only while it
+  // is idle: a database killed mid-transaction crashed the process. Its queries still reject
+  // with the error, which is how callers learn of it (db/errors.ts, isConnectionError).
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return pool;
 }
 

@@ -106,7 +106,7 @@ t.test("a turn streaming while the database restarts ends once it is back", asyn
     },
     60_000,
   ).catch(async (err: Error) => {
-    throw new Error(`${err.message}: ${JSON.stringify(await row())}`);
+    throw new Error(`${err.message}: ${JSON.stringify(await row())}\ninference worker's log:\n${inference.output().slice(-6000)}`);
   });
   t.pass(`taken up again ${Date.now() - back} ms after the database came back: ${JSON.stringify(resumed)}`);
   const ended = await until(
