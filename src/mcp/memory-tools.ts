@@ -9,6 +9,7 @@ import { assembleContext, CONTEXT_TYPES } from "../memory/assemble-context.js";
 import { ProjectSchema, SessionIdSchema } from "./agent-tools.js";
 import { memoryJson } from "../memory/memory-json.js";
 import { guarded, result } from "./result.js";
+import { UserError } from "../errors.js";
 
 export function registerMemoryTools(server: McpServer, deps: WebServices): void {
   server.registerTool(
@@ -48,6 +49,11 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
         conversation_id: ConversationIdSchema.optional().describe(
           "The conversation this came from, if any: its neighbours there lend it context in search",
         ),
+        supersedes: z
+          .array(z.string().uuid())
+          .max(64)
+          .optional()
+          .describe("Ids of memories this one replaces (an old fact it corrects): they leave search and keep their history"),
       },
     },
     guarded("store_memory", deps.log, async ({ conversation_id, ...args }, extra) => {
@@ -55,12 +61,37 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
         ...args,
         conversationId: conversation_id,
         sourceKind: "api",
+        by: "mcp",
         signal: extra.signal,
       });
       return result(
         { ...memoryJson(memory), reinforced },
         reinforced ? `Reinforced memory ${memory.id}, which already held this.` : `Stored memory ${memory.id}.`,
       );
+    }),
+  );
+
+  server.registerTool(
+    "correct_memory",
+    {
+      title: "Correct a memory",
+      description:
+        "Correct a stored memory in place: the fields given become its new version, and its history keeps every earlier one " +
+        "(GET /v1/memories/{id}/history). supersedes names other memories the corrected one replaces: they leave search.",
+      inputSchema: {
+        id: z.string().uuid().describe("The memory to correct (recall_memory gives ids)"),
+        content: z.string().trim().min(1).max(MAX_MEMORY_CHARS).optional(),
+        importance: z.number().min(0).max(1).optional(),
+        tags: z.array(z.string().trim().min(1).max(64)).max(32).optional(),
+        supersedes: z.array(z.string().uuid()).max(64).optional(),
+      },
+    },
+    guarded("correct_memory", deps.log, async ({ id, ...fix }, extra) => {
+      if (Object.values(fix).every((v) => v === undefined))
+        throw new UserError("give at least one of content, importance, tags or supersedes", { param: "content" });
+      const memory = await deps.memory.correct(id, fix, "mcp", extra.signal);
+      if (!memory) throw new UserError(`no memory ${id}`, { status: 404, param: "id", code: "memory_not_found" });
+      return result(memoryJson(memory), `Corrected memory ${id}: now version ${memory.version}.`);
     }),
   );
 

@@ -8,6 +8,7 @@ import { foldMemory, lastConsolidation, nearDuplicates, survivorOf } from "../db
 import { endDream, setDreamSeeds, startDream } from "../db/sql/dreams.js";
 import type { Logger } from "../log.js";
 import { getMemory } from "../db/sql/memories.js";
+import { recordVersion } from "../db/sql/memory-versions.js";
 import type { Memory } from "./memory.js";
 import { saySameThing } from "./same-thing.js";
 import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
@@ -57,7 +58,11 @@ export async function consolidate(
         if (!a || !b || !saySameThing(a, b)) return undefined;
         const which = await survivorOf(client, pair.id, pair.twin);
         if (!which) return undefined;
-        return (await foldMemory(client, which.keep, which.gone)) ? which : undefined;
+        if (!(await foldMemory(client, which.keep, which.gone))) return undefined;
+        // Both sides of the fold are in the histories: what the survivor absorbed, and where the other went.
+        await recordVersion(client, which.keep, "consolidation", "folded", [which.gone]);
+        await recordVersion(client, which.gone, "consolidation", "folded_into", [which.keep]);
+        return which;
       });
       // A pair left apart (they say different things) leaves both free to fold with another.
       if (done) {

@@ -20,5 +20,10 @@ export function memoryJson(m: MemoryRow) {
     last_accessed_at: m.last_accessed_at,
     access_count: m.access_count,
     reinforcements: m.reinforcements,
+    version: m.version,
+    updated_at: m.updated_at,
+    supersedes: m.supersedes,
+    superseded_by: m.superseded_by,
+    superseded_at: m.superseded_at,
   };
 }

@@ -15,14 +15,24 @@ import {
   recentInsights,
   reinforceMemory,
   softDeleteMemory,
+  updateMemory,
   type VectorSpace,
 } from "../db/sql/memories.js";
+import {
+  type ChangedBy,
+  memoryHistory,
+  type MemoryVersion,
+  recordFirstVersion,
+  recordVersion,
+  supersede,
+} from "../db/sql/memory-versions.js";
+import { UserError } from "../errors.js";
 import type { Embedder } from "./embedder.js";
 import { bm25Matches, latestInConversation, unindexedMemories } from "../db/sql/memory-terms.js";
 import { terms } from "./analyzer.js";
 import { type RankSettings, type Ranked, rankMemories } from "./ranking.js";
 import { type Foldable, saySameThing } from "./same-thing.js";
-import { BM25, indexMemories, indexMemory } from "./text-index.js";
+import { BM25, indexMemories, indexMemory, reindexMemory } from "./text-index.js";
 import type { Scorer } from "./scorer.js";
 import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
 
@@ -68,7 +78,20 @@ export interface RememberInput {
   conversationId?: string | null;
   citations?: string[];
   toolCalls?: number;
+  /** Memories this one replaces: they leave default search and keep their history. */
+  supersedes?: string[] | undefined;
+  /** Who stores it, for its history; default its source kind. */
+  by?: ChangedBy | undefined;
   signal?: AbortSignal | undefined;
+}
+
+/** A correction: the fields that change, and what the corrected memory replaces besides. */
+export interface Correction {
+  content?: string | undefined;
+  summary?: string | null | undefined;
+  tags?: string[] | undefined;
+  importance?: number | undefined;
+  supersedes?: string[] | undefined;
 }
 
 export interface Remembered {
@@ -101,13 +124,20 @@ export class Memory {
     });
     const importance = input.importance ?? scored.importance;
     const tags = input.tags ?? [];
+    const by = input.by ?? input.sourceKind;
     return inTransaction(this.deps.pool, async (client) => {
       // Serialises the duplicate check with the insert, so two stores of one text make one row.
       await lockForTransaction(client, AdvisoryLock.memoryStore);
-      const twin = await this.twinOf(client, vector!, { content: input.content, conversation_id: input.conversationId ?? null });
+      await this.mustExist(client, input.supersedes);
+      const twin = input.supersedes?.length
+        ? undefined
+        : await this.twinOf(client, vector!, { content: input.content, conversation_id: input.conversationId ?? null });
       if (twin) {
-        const memory = await reinforceMemory(client, twin.id, importance, tags);
-        if (memory) return { memory, reinforced: true, scored };
+        const reinforced = await reinforceMemory(client, twin.id, importance, tags);
+        if (reinforced) {
+          await recordVersion(client, twin.id, by, "reinforced");
+          return { memory: (await getMemory(client, twin.id))!, reinforced: true, scored };
+        }
       }
       const neighbour = input.conversationId ? await latestInConversation(client, input.conversationId) : undefined;
       const memory = await insertMemory(client, {
@@ -126,8 +156,59 @@ export class Memory {
         citations: input.citations ?? [],
       });
       await indexMemory(client, memory, neighbour);
-      return { memory, reinforced: false, scored };
+      await recordFirstVersion(client, memory.id, by, "created", input.supersedes ?? []);
+      if (!input.supersedes?.length) return { memory, reinforced: false, scored };
+      await this.supersede(client, memory.id, input.supersedes);
+      return { memory: (await getMemory(client, memory.id))!, reinforced: false, scored };
     });
+  }
+
+  /** Refuses ids that name no live memory (a typo must not pass for a correction). */
+  private async mustExist(db: Queryable, ids: readonly string[] | undefined): Promise<void> {
+    for (const id of ids ?? []) {
+      if (!(await getMemory(db, id))) throw new UserError(`supersedes: no memory ${id}`, { param: "supersedes", code: "memory_not_found" });
+    }
+  }
+
+  /** `newId` replaces `oldIds`: each old one's history says so, naming the new one. */
+  private async supersede(db: Queryable, newId: string, oldIds: readonly string[]): Promise<void> {
+    for (const old of await supersede(db, newId, oldIds)) await recordVersion(db, old, "supersession", "superseded", [newId]);
+  }
+
+  /**
+   * Corrects a memory in place: a new version with the fields given (a new text is embedded and
+   * indexed again), recorded in its history as by `by`; and, with `supersedes`, the memories it
+   * replaces. Undefined when there is no such live memory.
+   */
+  async correct(id: string, fix: Correction, by: ChangedBy, signal?: AbortSignal): Promise<MemoryRow | undefined> {
+    const before = await getMemory(this.deps.pool, id);
+    if (!before) return undefined;
+    const content = fix.content ?? before.content;
+    const summary = fix.summary === undefined ? before.summary : fix.summary;
+    const textChanged = content !== before.content || summary !== before.summary;
+    const [vector] = textChanged ? await this.deps.embedder.embed([summary ? `${summary}\n${content}` : content], signal) : [];
+    return inTransaction(this.deps.pool, async (client) => {
+      await lockForTransaction(client, AdvisoryLock.memoryStore);
+      await this.mustExist(client, fix.supersedes);
+      const current = await getMemory(client, id);
+      if (!current) return undefined;
+      await updateMemory(client, id, {
+        content: fix.content,
+        summary: fix.summary,
+        tags: fix.tags,
+        importance: fix.importance,
+        embedding: vector ? { vector, embedder: this.deps.embedder.id } : undefined,
+      });
+      if (textChanged) await reindexMemory(client, current, { content, summary });
+      await recordVersion(client, id, by, "corrected", fix.supersedes ?? []);
+      if (fix.supersedes?.length) await this.supersede(client, id, fix.supersedes);
+      return getMemory(client, id);
+    });
+  }
+
+  /** Every version of a memory, oldest first; empty when there is none. */
+  history(id: string): Promise<MemoryVersion[]> {
+    return memoryHistory(this.deps.pool, id);
   }
 
   /** A stored memory that says the same thing as `m` (memory/same-thing.ts), among its nearest. */
@@ -136,7 +217,8 @@ export class Memory {
     for (const near of await nearestMemories(db, this.space, vector, 5)) {
       if (near.similarity < this.deps.settings.duplicateSimilarity) return undefined;
       const stored = await getMemory(db, near.id);
-      if (stored && saySameThing(stored, m)) return stored;
+      // A replaced fact said again is said anew, not folded into the memory that lost.
+      if (stored && !stored.superseded_at && saySameThing(stored, m)) return stored;
     }
     return undefined;
   }
@@ -155,7 +237,13 @@ export class Memory {
    * The `k` best memories for `query` of any kind but those in `exclude` (the memory search API
    * shows everything, dreams included); each returned memory counts as recalled.
    */
-  async search(query: string, k: number, signal?: AbortSignal, exclude: readonly MemoryKind[] = []): Promise<Ranked<Candidate>[]> {
+  async search(
+    query: string,
+    k: number,
+    signal?: AbortSignal,
+    exclude: readonly MemoryKind[] = [],
+    includeSuperseded = false,
+  ): Promise<Ranked<Candidate>[]> {
     const [vector] = await this.deps.embedder.embed([query], signal);
     const text = await bm25Matches(this.deps.pool, [...new Set(terms(query))], {
       limit: TEXT_CANDIDATES,
@@ -167,6 +255,7 @@ export class Memory {
       text,
       limit: vectorCandidates(k),
       minSimilarity: this.deps.settings.rank.minSimilarity,
+      includeSuperseded,
     });
     const ranked = rankMemories(candidates, this.deps.settings.rank)
       .filter((r) => !exclude.includes(r.memory.kind))

@@ -66,3 +66,25 @@ export async function indexMemory(db: Queryable, memory: Indexable, neighbour?: 
   const base = indexed.terms.length ? indexed : weighted(theirs, 1);
   await replaceMemoryTerms(db, neighbour.id, merged(base, weighted(own, CONTEXT_WEIGHT)));
 }
+
+/**
+ * A corrected memory's index: its old words out, its new words in, what its conversation's
+ * neighbours lent it kept. (The neighbours keep the old words they were lent: a correction is
+ * rare, and their context is what was said then.) Inside the correcting transaction.
+ */
+export async function reindexMemory(db: Queryable, before: Indexable, after: Omit<Indexable, "id">): Promise<void> {
+  const indexed = await memoryTerms(db, before.id);
+  const next = merged(
+    indexed.terms.length ? indexed : weighted(countsOf(before), 1),
+    weighted(countsOf(before), -1),
+    weighted(countsOf(after), 1),
+  );
+  const kept = { terms: [] as string[], weights: [] as number[] };
+  next.terms.forEach((t, i) => {
+    if (next.weights[i]! > 1e-9 || t === "") {
+      kept.terms.push(t);
+      kept.weights.push(Math.max(0, next.weights[i]!));
+    }
+  });
+  await replaceMemoryTerms(db, before.id, kept);
+}

@@ -31,7 +31,7 @@ t.test("the SDK client: initialize, list, call over HTTP", async (t) => {
   t.equal(client.getServerVersion()?.name, "psyche");
   t.match(client.getInstructions(), /assemble_context/);
   const { tools } = await client.listTools();
-  t.equal(tools.length, 20);
+  t.equal(tools.length, 21);
   const stored = (await client.callTool({
     name: "store_memory",
     arguments: { content: "The user's build runs on a Raspberry Pi cluster" },
@@ -67,7 +67,7 @@ t.test("stateless: a hook script's single POST, no initialize, curl's Accept", a
   t.equal(res.headers.get("mcp-session-id"), null, "no session is made");
   // Any web process could answer the next one: nothing of this request is kept.
   const again = (await (await rpc({ jsonrpc: "2.0", id: 8, method: "tools/list" }, auth)).json()) as any;
-  t.equal(again.result.tools.length, 20);
+  t.equal(again.result.tools.length, 21);
 });
 
 t.test("Origin: foreign pages get 403, loopback and configured ones and none pass", async (t) => {

@@ -46,7 +46,7 @@ t.test("the SDK's stdio client through psyche mcp", async (t) => {
   t.teardown(() => client.close());
   t.equal(client.getServerVersion()?.name, "psyche", "initialized through the bridge");
   const { tools } = await client.listTools();
-  t.equal(tools.length, 20);
+  t.equal(tools.length, 21);
   const stored = (await client.callTool({
     name: "store_memory",
     arguments: { content: "Ada's favourite editor is Helix" },

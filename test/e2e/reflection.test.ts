@@ -174,6 +174,13 @@ t.test("consolidation folds memories that say the same thing into the more impor
   t.equal(by[other].deleted_at, null, "an unrelated memory stays");
   t.equal(by[near].deleted_at, null, "and so does one that shares most words but says more");
   t.ok(job.journal[0].seed_memory_ids.includes(keep));
+  // Each fold is in both histories: what the survivor absorbed, and where the other went.
+  const kept = (await call("GET", `/v1/memories/${keep}/history`)).body.data;
+  t.match(kept.at(-1), { change: "folded", by: "consolidation", related: [twin] });
+  t.match(kept[0], { version: 1, change: "created", by: "api" });
+  const gone = await call("GET", `/v1/memories/${twin}/history`);
+  t.equal(gone.status, 200, "a folded memory's history stays readable until it is purged");
+  t.match(gone.body.data.at(-1), { change: "folded_into", by: "consolidation", related: [keep] });
   const again = await finished((await call("POST", "/dream/jobs", { kind: "consolidate" })).body.data[0].id);
   t.equal(again.journal[0].content, "Nothing to fold.", "a second run finds nothing");
 });

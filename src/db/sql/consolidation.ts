@@ -10,7 +10,8 @@ export interface NearDuplicate {
 
 /**
  * Live memories created after `since` (newest first, at most `limit`), each with its nearest
- * other live memory of the same kind, where that one is at least `similarity` alike.
+ * other live memory of the same kind, where that one is at least `similarity` alike. Superseded
+ * ones are left alone: folded with a live twin, the older fact could outlive the newer.
  */
 export async function nearDuplicates(
   db: Queryable,
@@ -24,11 +25,11 @@ export async function nearDuplicates(
   const res = await db.query<NearDuplicate>(
     `select m.id, n.id as twin, n.similarity
      from (select id, kind, embedding from memories
-           where embedder = ${e} and deleted_at is null and created_at > coalesce($1::timestamptz, '-infinity')
+           where embedder = ${e} and deleted_at is null and superseded_at is null and created_at > coalesce($1::timestamptz, '-infinity')
            order by created_at desc limit $3) m
      cross join lateral (
        select o.id, 1 - ((o.embedding::${v}) <=> (m.embedding::${v})) as similarity
-       from memories o where o.embedder = ${e} and o.deleted_at is null and o.id <> m.id and o.kind = m.kind
+       from memories o where o.embedder = ${e} and o.deleted_at is null and o.superseded_at is null and o.id <> m.id and o.kind = m.kind
        order by (o.embedding::${v}) <=> (m.embedding::${v}) limit 1
      ) n
      where n.similarity >= $2`,

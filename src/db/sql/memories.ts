@@ -26,10 +26,19 @@ export interface MemoryRow {
   access_count: number;
   reinforcements: number;
   deleted_at: Date | null;
+  /** When it last changed, and its version then (db/sql/memory-versions.ts keeps each). */
+  updated_at: Date;
+  version: number;
+  /** Memories this one replaced. */
+  supersedes: string[];
+  /** The memory that replaced this one, and when: it is then left out of default search. */
+  superseded_by: string | null;
+  superseded_at: Date | null;
 }
 
 const COLUMNS = `id, kind, content, summary, tags, importance, valence, arousal, embedder, source_kind, source_id,
-  conversation_id, citations, created_at, last_accessed_at, access_count, reinforcements, deleted_at`;
+  conversation_id, citations, created_at, last_accessed_at, access_count, reinforcements, deleted_at,
+  updated_at, version, supersedes, superseded_by, superseded_at`;
 
 /** An embedder as SQL sees it. The id was checked by embedderId() to be plain. */
 export interface VectorSpace {
@@ -88,12 +97,19 @@ export interface NewMemory {
   sourceId: string | null;
   conversationId: string | null;
   citations: string[];
+  /** An imported memory keeps what it had: its id, times and counts (all optional). */
+  kept?: Partial<Pick<MemoryRow, "id" | "created_at" | "last_accessed_at" | "access_count" | "reinforcements" | "version">>;
 }
 
 export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryRow> {
+  const k = m.kept ?? {};
   const res = await db.query<MemoryRow>(
-    `insert into memories (kind, content, summary, tags, importance, valence, arousal, embedding, embedder, source_kind, source_id, citations, conversation_id)
-     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) returning ${COLUMNS}`,
+    `insert into memories (kind, content, summary, tags, importance, valence, arousal, embedding, embedder, source_kind, source_id, citations, conversation_id,
+       id, created_at, last_accessed_at, access_count, reinforcements, version, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
+       coalesce($14::uuid, gen_random_uuid()), coalesce($15::timestamptz, now()), coalesce($16::timestamptz, now()),
+       coalesce($17::int, 0), coalesce($18::int, 0), coalesce($19::int, 1), now())
+     returning ${COLUMNS}`,
     [
       m.kind,
       m.content,
@@ -108,9 +124,67 @@ export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryR
       m.sourceId,
       m.citations,
       m.conversationId,
+      k.id ?? null,
+      k.created_at ?? null,
+      k.last_accessed_at ?? null,
+      k.access_count ?? null,
+      k.reinforcements ?? null,
+      k.version ?? null,
     ],
   );
   return res.rows[0]!;
+}
+
+/** A correction's new values; the text's new vector with it when the text changed. */
+export interface MemoryPatch {
+  content?: string | undefined;
+  summary?: string | null | undefined;
+  tags?: string[] | undefined;
+  importance?: number | undefined;
+  embedding?: { vector: readonly number[]; embedder: string } | undefined;
+}
+
+/** Changes a live memory in place (its history is recorded by the caller). Undefined when it is gone. */
+export async function updateMemory(db: Queryable, id: string, p: MemoryPatch): Promise<MemoryRow | undefined> {
+  const res = await db.query<MemoryRow>(
+    `update memories set content = coalesce($2, content), summary = case when $3 then $4 else summary end,
+       tags = coalesce($5, tags), importance = coalesce($6, importance),
+       embedding = coalesce($7::vector, embedding), embedder = coalesce($8, embedder)
+     where id = $1 and deleted_at is null returning ${COLUMNS}`,
+    [
+      id,
+      p.content ?? null,
+      p.summary !== undefined,
+      p.summary ?? null,
+      p.tags ?? null,
+      p.importance ?? null,
+      p.embedding ? toVector(p.embedding.vector) : null,
+      p.embedding?.embedder ?? null,
+    ],
+  );
+  return res.rows[0];
+}
+
+/** Whether a memory with this id exists at all, deleted or not (imports are idempotent by id). */
+export async function memoryExists(db: Queryable, id: string): Promise<boolean> {
+  const res = await db.query(`select 1 from memories where id = $1`, [id]);
+  return (res.rowCount ?? 0) > 0;
+}
+
+/** Live memories in the order they were made, `limit` after the one at `after` (export pages). */
+export async function memoriesInOrder(
+  db: Queryable,
+  after: { created_at: Date; id: string } | null,
+  limit: number,
+  withEmbedding: boolean,
+): Promise<(MemoryRow & { embedding?: string })[]> {
+  const res = await db.query<MemoryRow & { embedding?: string }>(
+    `select ${COLUMNS}${withEmbedding ? ", embedding::text as embedding" : ""} from memories
+     where deleted_at is null and ($1::timestamptz is null or (created_at, id) > ($1::timestamptz, $2::uuid))
+     order by created_at, id limit $3`,
+    [after?.created_at ?? null, after?.id ?? null, limit],
+  );
+  return res.rows;
 }
 
 /**
@@ -173,7 +247,14 @@ export type Candidate = MemoryRow & CandidateScore;
 export async function memoryCandidates(
   db: Queryable,
   space: VectorSpace,
-  q: { vector: readonly number[]; text: readonly { id: string; score: number }[]; limit: number; minSimilarity: number },
+  q: {
+    vector: readonly number[];
+    text: readonly { id: string; score: number }[];
+    limit: number;
+    minSimilarity: number;
+    /** Memories a newer one replaced are left out unless asked for. */
+    includeSuperseded?: boolean;
+  },
 ): Promise<CandidateScore[]> {
   const v = vec(space);
   const res = await db.query<CandidateScore>(
@@ -192,8 +273,8 @@ export async function memoryCandidates(
      from memories m
      left join by_vector bv on bv.id = m.id
      left join by_text bt on bt.id = m.id
-     where m.deleted_at is null and m.id in (select id from by_vector union select id from by_text)`,
-    [toVector(q.vector), q.text.map((t) => t.id), q.text.map((t) => t.score), q.limit, q.minSimilarity],
+     where m.deleted_at is null and (m.superseded_at is null or $6) and m.id in (select id from by_vector union select id from by_text)`,
+    [toVector(q.vector), q.text.map((t) => t.id), q.text.map((t) => t.score), q.limit, q.minSimilarity, q.includeSuperseded === true],
   );
   return res.rows;
 }

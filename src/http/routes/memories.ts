@@ -9,7 +9,7 @@ import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
-import { CreateMemorySchema, ListQuerySchema, MemoryIdSchema, SearchQuerySchema } from "../schemas/memory.js";
+import { CorrectMemorySchema, CreateMemorySchema, ListQuerySchema, MemoryIdSchema, SearchQuerySchema } from "../schemas/memory.js";
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value);
@@ -46,8 +46,8 @@ export function memoryRoutes(deps: WebServices): Hono {
   });
 
   app.get("/v1/memories/search", async (c) => {
-    const { q, k } = parse(SearchQuerySchema, c.req.query());
-    const ranked = await deps.memory.search(q, k, c.req.raw.signal);
+    const { q, k, include_superseded } = parse(SearchQuerySchema, c.req.query());
+    const ranked = await deps.memory.search(q, k, c.req.raw.signal, [], include_superseded);
     return c.json({
       object: "list",
       data: ranked.map((r) => ({
@@ -72,6 +72,23 @@ export function memoryRoutes(deps: WebServices): Hono {
     const memory = await deps.memory.get(id);
     if (!memory) throw notFound(id);
     return c.json(memoryJson(memory));
+  });
+
+  /** A correction: a new version of the memory, kept in its history. */
+  app.patch("/v1/memories/:id", async (c) => {
+    const id = memoryId(c);
+    const fix = parse(CorrectMemorySchema, await readJsonObject(c));
+    const memory = await deps.memory.correct(id, fix, "api", c.req.raw.signal);
+    if (!memory) throw notFound(id);
+    return c.json(memoryJson(memory));
+  });
+
+  /** Every version, oldest first, with when and by what it changed; a deleted memory's until it is purged. */
+  app.get("/v1/memories/:id/history", async (c) => {
+    const id = memoryId(c);
+    const versions = await deps.memory.history(id);
+    if (!versions.length) throw notFound(id);
+    return c.json({ object: "list", memory_id: id, data: versions.map((v) => ({ object: "memory.version", ...v })) });
   });
 
   app.delete("/v1/memories/:id", async (c) => {
