@@ -19,6 +19,7 @@ export const COMMANDS = [
   "install",
   "uninstall",
   "chat",
+  "memory",
 ] as const;
 export type Command = (typeof COMMANDS)[number];
 
@@ -52,6 +53,11 @@ Commands:
               session-end): hook JSON on stdin, what the agent reads on stdout; never fails the agent
   chat [-p "message"] [--workspace DIR] [--server URL] [--yes] ...
               Hermes, the terminal client: talk to Psyche, tools run here (psyche chat --help)
+  memory export [--out <file>] [--embeddings]
+              a running server's memories as NDJSON, a memory a line with its history (--server-url)
+  memory import <file>
+              NDJSON memories or plain text lines into a running server: idempotent by id,
+              re-embedded; says what it added, skipped and refused (by line number)
   install claude-code [--project] [--http] [--dry-run]
               add Psyche's hooks and MCP server to Claude Code's settings (user, or this project's)
   uninstall claude-code [--project] [--dry-run]
@@ -61,7 +67,8 @@ Flags (each also an environment variable):
 ${Object.entries(ENV_NAMES)
   .map(([key, env]) => `  --${flagName(key)}`.padEnd(28) + env)
   .join("\n")}
-  --out <file>                where \`psyche model\` writes
+  --out <file>                where \`psyche model\` and \`psyche memory export\` write
+  --embeddings                \`psyche memory export\`: each memory's vector too
   -f, --follow                \`psyche logs\`: keep printing what is appended
   --project                   \`psyche install|uninstall\`: this project's .claude/settings.json and .mcp.json
   --http                      \`psyche install\`: HTTP hooks (no process per call) but for session-start
@@ -81,6 +88,7 @@ export interface ParsedArgs {
   project: boolean;
   http: boolean;
   dryRun: boolean;
+  embeddings: boolean;
 }
 
 export function parseCli(argv: string[]): ParsedArgs {
@@ -91,6 +99,7 @@ export function parseCli(argv: string[]): ParsedArgs {
     project: { type: "boolean" },
     http: { type: "boolean" },
     "dry-run": { type: "boolean" },
+    embeddings: { type: "boolean" },
   };
   for (const key of Object.keys(ENV_NAMES))
     options[flagName(key)] = { type: key === "quiet" || key === "strictParams" ? "boolean" : "string" };
@@ -102,7 +111,18 @@ export function parseCli(argv: string[]): ParsedArgs {
   }
   const [command, ...rest] = parsed.positionals;
   const help = parsed.values.help === true;
-  if (!command && help) return { command: "serve", rest: [], flags: {}, help, follow: false, project: false, http: false, dryRun: false };
+  if (!command && help)
+    return {
+      command: "serve",
+      rest: [],
+      flags: {},
+      help,
+      follow: false,
+      project: false,
+      http: false,
+      dryRun: false,
+      embeddings: false,
+    };
   if (!command) throw new UsageError(`no command given\n\n${USAGE}`);
   if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
   const flags: Record<string, unknown> = {};
@@ -120,5 +140,6 @@ export function parseCli(argv: string[]): ParsedArgs {
     project: parsed.values.project === true,
     http: parsed.values.http === true,
     dryRun: parsed.values["dry-run"] === true,
+    embeddings: parsed.values.embeddings === true,
   };
 }

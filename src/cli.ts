@@ -16,6 +16,7 @@ import { runInference } from "./processes/inference.js";
 import { runMcp } from "./processes/mcp.js";
 import { daemonStatus, showLogs, startDaemon, stopDaemon } from "./processes/daemon.js";
 import { applyChanges, planInstall, planUninstall } from "./agents/claude-code-settings.js";
+import { exportCommand, importCommand, progressBar } from "./processes/memory-transfer.js";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -151,6 +152,22 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
       throw new Error("psyche hook is run by main() before the flags are parsed");
     case "chat":
       throw new Error("psyche chat is run by main() before the flags are parsed");
+    case "memory": {
+      const [what, file] = args.rest;
+      if (what === "export") {
+        const n = await exportCommand(config, { out: args.out, embeddings: args.embeddings });
+        if (args.out) say(`exported ${n} ${n === 1 ? "memory" : "memories"} to ${resolve(args.out)}`);
+        return;
+      }
+      if (what !== "import") throw new UsageError("psyche memory needs export or import (psyche memory export --out memories.ndjson)");
+      if (!file) throw new UsageError("psyche memory import needs a file: NDJSON memories or plain text lines");
+      const report = await importCommand(config, file, process.stderr.isTTY ? progressBar(file) : undefined);
+      say(`imported ${file}: ${report.added} added, ${report.skipped} skipped (already there), ${report.refused.length} refused`);
+      for (const r of report.refused.slice(0, 20)) say(`  line ${r.line}: ${r.error}`);
+      if (report.refused.length > 20) say(`  ... and ${report.refused.length - 20} more`);
+      if (report.refused.length) process.exitCode = 1;
+      return;
+    }
     case "install":
     case "uninstall": {
       if (args.rest[0] !== "claude-code") throw new UsageError(`psyche ${args.command} needs a target: claude-code`);

@@ -98,17 +98,32 @@ export interface NewMemory {
   conversationId: string | null;
   citations: string[];
   /** An imported memory keeps what it had: its id, times and counts (all optional). */
-  kept?: Partial<Pick<MemoryRow, "id" | "created_at" | "last_accessed_at" | "access_count" | "reinforcements" | "version">>;
+  kept?: Partial<
+    Pick<
+      MemoryRow,
+      | "id"
+      | "created_at"
+      | "updated_at"
+      | "last_accessed_at"
+      | "access_count"
+      | "reinforcements"
+      | "version"
+      | "supersedes"
+      | "superseded_by"
+      | "superseded_at"
+    >
+  >;
 }
 
 export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryRow> {
   const k = m.kept ?? {};
   const res = await db.query<MemoryRow>(
     `insert into memories (kind, content, summary, tags, importance, valence, arousal, embedding, embedder, source_kind, source_id, citations, conversation_id,
-       id, created_at, last_accessed_at, access_count, reinforcements, version, updated_at)
+       id, created_at, last_accessed_at, access_count, reinforcements, version, updated_at, supersedes, superseded_by, superseded_at)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
        coalesce($14::uuid, gen_random_uuid()), coalesce($15::timestamptz, now()), coalesce($16::timestamptz, now()),
-       coalesce($17::int, 0), coalesce($18::int, 0), coalesce($19::int, 1), now())
+       coalesce($17::int, 0), coalesce($18::int, 0), coalesce($19::int, 1), coalesce($20::timestamptz, now()),
+       coalesce($21::uuid[], '{}'), $22::uuid, $23::timestamptz)
      returning ${COLUMNS}`,
     [
       m.kind,
@@ -130,6 +145,10 @@ export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryR
       k.access_count ?? null,
       k.reinforcements ?? null,
       k.version ?? null,
+      k.updated_at ?? null,
+      k.supersedes ?? null,
+      k.superseded_by ?? null,
+      k.superseded_at ?? null,
     ],
   );
   return res.rows[0]!;

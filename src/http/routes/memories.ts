@@ -5,11 +5,20 @@ import type { z } from "zod";
 import { latestRun } from "../../db/sql/embedding-runs.js";
 import { memoryCounts, newestMemories } from "../../db/sql/memories.js";
 import { memoryJson } from "../../memory/memory-json.js";
+import { exportMemories, importMemories } from "../../memory/transfer.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
-import { CorrectMemorySchema, CreateMemorySchema, ListQuerySchema, MemoryIdSchema, SearchQuerySchema } from "../schemas/memory.js";
+import {
+  CorrectMemorySchema,
+  CreateMemorySchema,
+  ExportQuerySchema,
+  ImportQuerySchema,
+  ListQuerySchema,
+  MemoryIdSchema,
+  SearchQuerySchema,
+} from "../schemas/memory.js";
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value);
@@ -65,6 +74,38 @@ export function memoryRoutes(deps: WebServices): Hono {
       memories: { live: counts.total, deleted_pending_purge: counts.deleted, by_embedder: counts.byEmbedder },
       reembedding: run ?? null,
     });
+  });
+
+  /** Every live memory as NDJSON, oldest first, with its history (memory/transfer.ts). */
+  app.get("/v1/memories/export", (c) => {
+    const { embeddings } = parse(ExportQuerySchema, c.req.query());
+    const lines = exportMemories(deps.pool, { embeddings });
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const next = await lines.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encoder.encode(`${next.value}\n`));
+      },
+      async cancel() {
+        await lines.return(undefined);
+      },
+    });
+    const day = new Date().toISOString().slice(0, 10);
+    return new Response(body, {
+      headers: {
+        "content-type": "application/x-ndjson; charset=utf-8",
+        "content-disposition": `attachment; filename="psyche-memories-${day}.ndjson"`,
+      },
+    });
+  });
+
+  /** NDJSON memories or plain text lines (within the body limit: `psyche memory import` sends a file in parts). */
+  app.post("/v1/memories/import", async (c) => {
+    const { first_line } = parse(ImportQuerySchema, c.req.query());
+    const lines = (await c.req.text()).split(/\r?\n/);
+    const report = await importMemories(deps, lines, first_line, c.req.raw.signal);
+    return c.json({ object: "memory.import", ...report });
   });
 
   app.get("/v1/memories/:id", async (c) => {

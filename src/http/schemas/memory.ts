@@ -39,6 +39,12 @@ export const SearchQuerySchema = z.object({
   include_superseded: booleanQuery.default(false),
 });
 
+/** GET /v1/memories/export. */
+export const ExportQuerySchema = z.object({ embeddings: booleanQuery.default(false) });
+
+/** POST /v1/memories/import: where the body's first line is in its file (the CLI sends a file in parts). */
+export const ImportQuerySchema = z.object({ first_line: z.coerce.number().int().min(1).default(1) });
+
 /** GET /v1/memories: the newest first. */
 export const ListQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
 
