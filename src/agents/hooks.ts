@@ -3,6 +3,7 @@
 // prompt (memory/assemble-context.ts), the GHAP check-in every N tool uses, and test outcomes
 // turned into a suggested resolution. Each answers with a typed result (agents/hook-input.ts, HookResult); hook-output.ts
 // renders it for Claude Code.
+import { projectScope, readableScopes } from "../scope.js";
 import type { GhapRow } from "../db/sql/agent-sessions.js";
 import { assembleContext } from "../memory/assemble-context.js";
 import type { Memory } from "../memory/memory.js";
@@ -70,6 +71,8 @@ export async function runHook<E extends HookEvent>(
         limit: 10,
         activeGhap: await agents.active(session),
         signal,
+        // The project's own memories and default's, never another project's.
+        scopes: readableScopes(projectScope(input.cwd)),
       });
       if (!assembled.markdown) return { type: "none", reason: "nothing relevant" };
       return { type: "rich", content: assembled.markdown, token_count: assembled.token_estimate };

@@ -2,6 +2,7 @@
 // state, kept in Postgres so that the hooks (agents/hooks.ts), the MCP tools (mcp/agent-tools.ts)
 // and any process see one state, and work a crashed session left open is found by the next.
 // A session is found by Psyche's id or the agent's own id; without either, the latest open one.
+import { projectScope } from "../scope.js";
 import type { Pool } from "../db/pool.js";
 import { inTransaction } from "../db/pool.js";
 import {
@@ -177,7 +178,7 @@ export class AgentSessions {
     note: string | null,
     signal?: AbortSignal,
   ): Promise<GhapRow> {
-    const { ghap } = await this.target(id, ref);
+    const { ghap, session } = await this.target(id, ref);
     if (ghap.status !== "active") throw new UserError(`GHAP ${ghap.id} is already ${ghap.status}`, { status: 409 });
     const { memory } = await this.deps.memory.remember({
       kind: "semantic",
@@ -185,6 +186,8 @@ export class AgentSessions {
       tags: [GHAP_TAG, outcome],
       sourceKind: "ghap",
       sourceId: ghap.id,
+      // An agent's experience stays with its project (src/scope.ts), as its hooks read it.
+      scope: projectScope(session?.project),
       signal,
     });
     const resolved = await resolveGhapRow(this.deps.pool, ghap.id, outcome, note, memory.id);

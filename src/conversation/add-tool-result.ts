@@ -28,6 +28,8 @@ export interface ToolResultInput {
   turnId?: string;
   /** For a conversation whose calls came from no stored turn. */
   defaults: { model: string; maxTokens: number };
+  /** The request's scope: a conversation of another is not there for it. */
+  scope?: string | undefined;
 }
 
 export type ToolResultOutcome = { state: "waiting"; waitingFor: string[] } | { state: "queued"; turnId: string };
@@ -51,7 +53,7 @@ export async function addToolResult(deps: TurnDeps, input: ToolResultInput): Pro
   const outcome = await inTransaction(deps.pool, async (client): Promise<ToolResultOutcome> => {
     if (!(await lockConversation(client, input.conversationId)))
       throw new ConversationNotFound(`No conversation '${input.conversationId}'`);
-    const opened = await openConversation(client, input.conversationId);
+    const opened = await openConversation(client, input.conversationId, input.scope);
     const { assistantId, open } = openCalls(opened.messages);
     if (!open.includes(input.toolCallId)) {
       throw new TranscriptError(

@@ -1,5 +1,6 @@
 // The worker side of a chat turn: claim it, build the prompt from the stored transcript,
 // generate (continuing any text a dead worker already streamed), stream events, finish.
+import { DEFAULT_SCOPE, readableScopes } from "../scope.js";
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
@@ -84,13 +85,14 @@ export function buildPrompt(
 async function recallFor(
   deps: RunTurnDeps,
   messages: readonly { role: string; content: string }[],
+  scopes: readonly string[],
   signal: AbortSignal,
   log: Logger,
 ): Promise<string> {
   if (!deps.recall) return "";
   const query = messages.findLast((m) => m.role === "user")?.content ?? "";
   try {
-    return await deps.recall.contextFor(query, signal);
+    return await deps.recall.contextFor(query, signal, scopes);
   } catch (err) {
     if (!signal.aborted) log.warn({ err }, "recalling memories failed; answering without them");
     return "";
@@ -158,7 +160,7 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
   try {
     let result: GenerateResult & { serverToolCalls: ServerToolCall[] };
     try {
-      const recalled = await recallFor(deps, turn.prompt_messages, controller.signal, log);
+      const recalled = await recallFor(deps, turn.prompt_messages, readableScopes(turn.scope ?? DEFAULT_SCOPE), controller.signal, log);
       // Beside the memories, so the transcript before them stays the cached prefix.
       const withContext = (memories: string) =>
         turn.response_format ? [memories, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : memories;
@@ -315,7 +317,7 @@ async function generateWithServerTools(
     const ids = mine.map((_, j) => `psyche_${iteration}_${j}`);
     const results: string[] = [];
     for (const call of mine) {
-      const output = await server!.run(call, { turnId: turn.id, signal });
+      const output = await server!.run(call, { turnId: turn.id, signal, scope: turn.scope });
       results.push(output);
       serverToolCalls.push({ name: call.name, arguments: call.arguments, result: output });
     }

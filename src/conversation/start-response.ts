@@ -50,7 +50,7 @@ export async function startResponse(deps: TurnDeps, input: StartResponseInput): 
     }
     conversationId ??= randomUUID();
     const opened =
-      previousTurnId || turn.conversationId ? await openConversation(client, conversationId) : { messages: [], maxPosition: 0 };
+      previousTurnId || turn.conversationId ? await openConversation(client, conversationId, turn.scope) : { messages: [], maxPosition: 0 };
     if (previousTurnId) {
       // Read under the conversation's lock, which openConversation took.
       const last = await lastPositionOfTurn(client, conversationId, previousTurnId);

@@ -42,7 +42,7 @@ export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<
   const limits = await knownLimits(deps);
   await inTransaction(deps.pool, async (client) => {
     // Without an id the request is a conversation of its own: nothing to read.
-    const opened = input.conversationId ? await openConversation(client, conversationId) : { messages: [], maxPosition: 0 };
+    const opened = input.conversationId ? await openConversation(client, conversationId, input.scope) : { messages: [], maxPosition: 0 };
     await queueTurnIn(client, { boss: deps.boss, limits }, opened, { ...input, conversationId, turnId });
   });
   deps.bus.notify(Channel.jobs, turnId);

@@ -1,5 +1,6 @@
 // MCP's chat and add_tool_result: a conversation with Psyche by id. The reply comes back
 // whole; client tool calls come back for the caller to run and answer with add_tool_result.
+import { DEFAULT_SCOPE, ScopeSchema } from "../scope.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { addToolResult } from "../conversation/add-tool-result.js";
@@ -38,7 +39,7 @@ function reply(turn: Turn) {
   return { structured, text: `${structured.reply}${calls}\n\n(conversation_id: ${turn.conversation_id})` };
 }
 
-export function registerChatTools(server: McpServer, deps: WebServices): void {
+export function registerChatTools(server: McpServer, deps: WebServices, requestScope: string = DEFAULT_SCOPE): void {
   server.registerTool(
     "chat",
     {
@@ -47,6 +48,9 @@ export function registerChatTools(server: McpServer, deps: WebServices): void {
         "Send Psyche a message and get its reply. Pass conversation_id to continue a conversation (the reply gives one for a new conversation). " +
         "With tools (OpenAI function definitions) the reply may hold tool calls: run them and answer each with add_tool_result.",
       inputSchema: {
+        scope: ScopeSchema.optional().describe(
+          "The scope the conversation is in (its memories and default's). Default: the request's X-Psyche-Scope, else default",
+        ),
         message: z.string().min(1).max(100_000).describe("What you say to Psyche"),
         conversation_id: ConversationIdSchema.optional().describe("Continue this conversation; omitted: a new one"),
         tools: z.array(ToolDefinitionSchema).max(128).optional().describe("Functions Psyche may ask you to call, OpenAI's format"),
@@ -63,6 +67,7 @@ export function registerChatTools(server: McpServer, deps: WebServices): void {
         startTurn(deps, {
           turnId,
           conversationId: args.conversation_id,
+          scope: args.scope ?? requestScope,
           messages: [{ role: "user", content: args.message }],
           tools,
           toolChoice,
@@ -88,6 +93,9 @@ export function registerChatTools(server: McpServer, deps: WebServices): void {
       description:
         "Give Psyche the result of a tool call from its reply. Once every call of that reply has its result, Psyche goes on and this returns its next reply; until then it returns which calls still wait.",
       inputSchema: {
+        scope: ScopeSchema.optional().describe(
+          "The scope the conversation is in (its memories and default's). Default: the request's X-Psyche-Scope, else default",
+        ),
         conversation_id: ConversationIdSchema,
         tool_call_id: z.string().min(1).max(128),
         result: z.string().max(100_000).describe("The tool's output, as text (JSON is fine)"),
@@ -106,6 +114,7 @@ export function registerChatTools(server: McpServer, deps: WebServices): void {
           content: args.result,
           turnId,
           defaults: { model: deps.modelId, maxTokens: deps.maxTokens },
+          scope: args.scope ?? requestScope,
         }),
       );
       if (outcome.state === "waiting") {

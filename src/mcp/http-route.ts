@@ -3,6 +3,7 @@
 // kept between them. Replies are JSON (no server-initiated messages to stream), so a hook
 // script can use plain curl. GET (a server-to-client stream) and DELETE (ending a session)
 // have nothing to do without sessions: 405.
+import { DEFAULT_SCOPE, scopeNamed } from "../scope.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type Context, Hono } from "hono";
 import type { WebServices } from "../web-services.js";
@@ -10,7 +11,7 @@ import { originAllowed } from "./origin.js";
 import { createMcpServer } from "./server.js";
 
 /** A JSON-RPC error as the MCP transport writes them (no request id is known). */
-const rpcError = (c: Context, status: 401 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) =>
+const rpcError = (c: Context, status: 400 | 401 | 403 | 405 | 413, code: number, message: string, headers: Record<string, string> = {}) =>
   c.json({ jsonrpc: "2.0", error: { code, message }, id: null }, status, headers);
 
 /** The transport insists on both; a client that asks for anything (curl's default) gets JSON. */
@@ -45,7 +46,13 @@ export function mcpRoutes(deps: WebServices): Hono {
   });
 
   app.post("/mcp", async (c) => {
-    const server = createMcpServer(deps);
+    let scope: string;
+    try {
+      scope = scopeNamed(c.req.header("x-psyche-scope"), c.req.query("scope")) ?? DEFAULT_SCOPE;
+    } catch (err) {
+      return rpcError(c, 400, -32602, (err as Error).message);
+    }
+    const server = createMcpServer(deps, scope);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

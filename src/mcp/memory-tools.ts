@@ -10,8 +10,13 @@ import { ProjectSchema, SessionIdSchema } from "./agent-tools.js";
 import { memoryJson } from "../memory/memory-json.js";
 import { guarded, result } from "./result.js";
 import { UserError } from "../errors.js";
+import { DEFAULT_SCOPE, projectScope, readableScopes, ScopeSchema } from "../scope.js";
 
-export function registerMemoryTools(server: McpServer, deps: WebServices): void {
+const scopeArg = ScopeSchema.optional().describe(
+  "The scope to read and write (a project, a person): its own memories and default's. Default: the request's X-Psyche-Scope, else default",
+);
+
+export function registerMemoryTools(server: McpServer, deps: WebServices, requestScope: string = DEFAULT_SCOPE): void {
   server.registerTool(
     "recall_memory",
     {
@@ -21,12 +26,13 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
       inputSchema: {
         query: z.string().trim().min(1).max(4000),
         k: z.number().int().min(1).max(50).default(5).describe("How many memories (default 5)"),
+        scope: scopeArg,
       },
       annotations: { readOnlyHint: true },
     },
-    guarded("recall_memory", deps.log, async ({ query, k }, extra) => {
+    guarded("recall_memory", deps.log, async ({ query, k, scope }, extra) => {
       // Dream text is not a memory of the world (memory/recall.ts).
-      const ranked = await deps.memory.recall(query, k, extra.signal);
+      const ranked = await deps.memory.recall(query, k, extra.signal, readableScopes(scope ?? requestScope));
       const memories = ranked.map((r) => ({ ...memoryJson(r.memory), score: r.score }));
       const text = memories.length
         ? memories.map((m) => `- ${m.content} (${m.kind}, importance ${m.importance.toFixed(2)}, id ${m.id})`).join("\n")
@@ -54,14 +60,16 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
           .max(64)
           .optional()
           .describe("Ids of memories this one replaces (an old fact it corrects): they leave search and keep their history"),
+        scope: scopeArg,
       },
     },
-    guarded("store_memory", deps.log, async ({ conversation_id, ...args }, extra) => {
+    guarded("store_memory", deps.log, async ({ conversation_id, scope, ...args }, extra) => {
       const { memory, reinforced } = await deps.memory.remember({
         ...args,
         conversationId: conversation_id,
         sourceKind: "api",
         by: "mcp",
+        scope: scope ?? requestScope,
         signal: extra.signal,
       });
       return result(
@@ -84,12 +92,13 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
         importance: z.number().min(0).max(1).optional(),
         tags: z.array(z.string().trim().min(1).max(64)).max(32).optional(),
         supersedes: z.array(z.string().uuid()).max(64).optional(),
+        scope: scopeArg,
       },
     },
-    guarded("correct_memory", deps.log, async ({ id, ...fix }, extra) => {
+    guarded("correct_memory", deps.log, async ({ id, scope, ...fix }, extra) => {
       if (Object.values(fix).every((v) => v === undefined))
         throw new UserError("give at least one of content, importance, tags or supersedes", { param: "content" });
-      const memory = await deps.memory.correct(id, fix, "mcp", extra.signal);
+      const memory = await deps.memory.correct(id, fix, "mcp", extra.signal, readableScopes(scope ?? requestScope));
       if (!memory) throw new UserError(`no memory ${id}`, { status: 404, param: "id", code: "memory_not_found" });
       return result(memoryJson(memory), `Corrected memory ${id}: now version ${memory.version}.`);
     }),
@@ -116,6 +125,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
           "The agent session whose active GHAP to include (default: the latest open session)",
         ),
         project: ProjectSchema.optional().describe("Or: the latest open session of this project"),
+        scope: scopeArg,
       },
       outputSchema: {
         markdown: z.string(),
@@ -129,7 +139,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
       },
       annotations: { readOnlyHint: true },
     },
-    guarded("assemble_context", deps.log, async ({ query, context_types, max_tokens, limit, session_id, project }, extra) => {
+    guarded("assemble_context", deps.log, async ({ query, context_types, max_tokens, limit, session_id, project, scope }, extra) => {
       const types = context_types ?? CONTEXT_TYPES;
       // No open session is no GHAP, not an error: the rest of the context still helps (a session named but unknown is).
       const wanted = types.includes("active_ghap");
@@ -140,6 +150,13 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
             ? await deps.agents.session({ project }).catch(() => undefined)
             : undefined;
       const activeGhap = session ? await deps.agents.active(session) : undefined;
+      // A named project (or agent session) reads the project's memories, as its hooks do.
+      const sessionScope = async () =>
+        project
+          ? projectScope(project)
+          : session_id
+            ? projectScope((session ?? (await deps.agents.session({ session_id }))).project)
+            : requestScope;
       const assembled = await assembleContext(deps.memory, {
         query,
         types,
@@ -147,6 +164,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices): void 
         limit,
         activeGhap,
         signal: extra.signal,
+        scopes: readableScopes(scope ?? (await sessionScope())),
       });
       return result({ ...assembled, token_count: assembled.token_estimate }, assembled.markdown);
     }),

@@ -5,6 +5,7 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { getDream, recentDreams } from "../db/sql/dreams.js";
 import { newestMemories } from "../db/sql/memories.js";
+import { DEFAULT_SCOPE, readableScopes } from "../scope.js";
 import { eventIdBefore, eventsAfter } from "../db/sql/events.js";
 import type { WebServices } from "../web-services.js";
 import { memoryJson } from "../memory/memory-json.js";
@@ -25,7 +26,7 @@ function idOf(variables: Record<string, string | string[]>, what: string): strin
   return id!;
 }
 
-export function registerResources(server: McpServer, deps: WebServices): void {
+export function registerResources(server: McpServer, deps: WebServices, scope: string = DEFAULT_SCOPE): void {
   server.registerResource(
     "dream",
     new ResourceTemplate("psyche://dreams/{id}", {
@@ -54,7 +55,7 @@ export function registerResources(server: McpServer, deps: WebServices): void {
     "memory",
     new ResourceTemplate("psyche://memories/{id}", {
       list: async () => ({
-        resources: (await newestMemories(deps.pool, LISTED)).map((m) => ({
+        resources: (await newestMemories(deps.pool, LISTED, readableScopes(scope))).map((m) => ({
           uri: `psyche://memories/${m.id}`,
           name: `${m.kind}: ${oneLine(m.content)}`,
           mimeType: "application/json",
@@ -65,7 +66,8 @@ export function registerResources(server: McpServer, deps: WebServices): void {
     async (uri, variables) => {
       const id = idOf(variables, "Memory");
       const memory = await deps.memory.get(id);
-      if (!memory) throw new McpError(RESOURCE_NOT_FOUND, `No memory ${id}`, { uri: uri.href });
+      if (!memory || !readableScopes(scope).includes(memory.scope))
+        throw new McpError(RESOURCE_NOT_FOUND, `No memory ${id}`, { uri: uri.href });
       return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(memoryJson(memory), null, 2) }] };
     },
   );

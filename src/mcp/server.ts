@@ -1,5 +1,6 @@
 // Psyche as an MCP server: its tools and resources over the dependencies a web process has.
 // Stateless: one is made per HTTP request, so any web process can answer any client.
+import { DEFAULT_SCOPE } from "../scope.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { WebServices } from "../web-services.js";
 import { PSYCHE_VERSION } from "../version.js";
@@ -14,15 +15,16 @@ export const MCP_INSTRUCTIONS =
   "Use chat to talk to it, recall_memory and store_memory for its memory, and assemble_context to get markdown context for a prompt. " +
   "Coding agents: start_session, then set_ghap (goal, hypothesis, action, prediction) for the work at hand and resolve_ghap when it is confirmed, falsified or abandoned.";
 
-export function createMcpServer(deps: WebServices): McpServer {
+/** A server for one request; `scope` is the one the request names (X-Psyche-Scope, ?scope=). */
+export function createMcpServer(deps: WebServices, scope: string = DEFAULT_SCOPE): McpServer {
   const server = new McpServer(
     { name: "psyche", title: "Psyche", version: PSYCHE_VERSION },
     { capabilities: { tools: {}, resources: {} }, instructions: MCP_INSTRUCTIONS },
   );
-  registerChatTools(server, deps);
-  registerMemoryTools(server, deps);
+  registerChatTools(server, deps, scope);
+  registerMemoryTools(server, deps, scope);
   registerStateTools(server, deps);
   registerAgentTools(server, deps);
-  registerResources(server, deps);
+  registerResources(server, deps, scope);
   return server;
 }

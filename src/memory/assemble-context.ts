@@ -11,6 +11,8 @@ export const CONTEXT_TYPES = ["memories", "experiences", "insights", "active_gha
 export type ContextType = (typeof CONTEXT_TYPES)[number];
 
 export interface AssembleOptions {
+  /** Only these scopes' memories (src/scope.ts); every scope when undefined. */
+  scopes?: readonly string[] | undefined;
   query: string;
   maxTokens: number;
   /** Memories considered before the budget cuts. */
@@ -60,8 +62,10 @@ export async function assembleContext(memory: Memory, o: AssembleOptions): Promi
   const wantRecall = types.has("memories") || types.has("experiences") || types.has("insights");
   const [found, insights] = await Promise.all([
     // Dreams are not memories of the world (memory/recall.ts).
-    wantRecall && o.query.trim() ? memory.recall(o.query, o.limit, o.signal) : Promise.resolve([]),
-    types.has("insights") ? memory.recentInsights(INSIGHT_MIN_IMPORTANCE, INSIGHT_HOURS, INSIGHT_LIMIT, ["insight"]) : Promise.resolve([]),
+    wantRecall && o.query.trim() ? memory.recall(o.query, o.limit, o.signal, o.scopes) : Promise.resolve([]),
+    types.has("insights")
+      ? memory.recentInsights(INSIGHT_MIN_IMPORTANCE, INSIGHT_HOURS, INSIGHT_LIMIT, ["insight"], o.scopes)
+      : Promise.resolve([]),
   ]);
   const recalled = found.map((r) => r.memory);
   const isExperience = (m: MemoryRow) => m.tags.includes(EXPERIENCE_TAG);

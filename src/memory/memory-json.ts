@@ -25,5 +25,6 @@ export function memoryJson(m: MemoryRow) {
     supersedes: m.supersedes,
     superseded_by: m.superseded_by,
     superseded_at: m.superseded_at,
+    scope: m.scope,
   };
 }

@@ -3,12 +3,21 @@
 import { argumentProblems } from "../tools/arguments.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { Memory } from "./memory.js";
+import { DEFAULT_SCOPE, readableScopes } from "../scope.js";
 
 export interface ServerTools {
   readonly specs: readonly ToolSpec[];
   has(name: string): boolean;
   /** The result for the model, as JSON text; failures are results too (the model reads them). */
-  run(call: Pick<GeneratedToolCall, "name" | "arguments">, ctx: { turnId: string; signal?: AbortSignal | undefined }): Promise<string>;
+  run(call: Pick<GeneratedToolCall, "name" | "arguments">, ctx: ServerToolContext): Promise<string>;
+}
+
+/** Whose turn calls: its id, its signal, and its conversation's scope (src/scope.ts). */
+export interface ServerToolContext {
+  turnId: string;
+  signal?: AbortSignal | undefined;
+  /** Default: default. */
+  scope?: string | undefined;
 }
 
 export const MEMORY_TOOL_SPECS: readonly ToolSpec[] = [
@@ -45,16 +54,18 @@ export class MemoryTools implements ServerTools {
     return this.specs.some((s) => s.name === name);
   }
 
-  async run(
-    call: Pick<GeneratedToolCall, "name" | "arguments">,
-    ctx: { turnId: string; signal?: AbortSignal | undefined },
-  ): Promise<string> {
+  async run(call: Pick<GeneratedToolCall, "name" | "arguments">, ctx: ServerToolContext): Promise<string> {
     const problems = argumentProblems(this.specs, call);
     if (problems.length) return JSON.stringify({ error: `invalid arguments: ${problems.join("; ")}` });
     const args = JSON.parse(call.arguments) as Record<string, unknown>;
     if (call.name === "recall_memory") {
       // Dream text reaches a chat only as the recall's set-apart background (memory/recall.ts).
-      const memories = await this.memory.recall(String(args.query), typeof args.k === "number" ? args.k : 5, ctx.signal);
+      const memories = await this.memory.recall(
+        String(args.query),
+        typeof args.k === "number" ? args.k : 5,
+        ctx.signal,
+        readableScopes(ctx.scope ?? DEFAULT_SCOPE),
+      );
       return JSON.stringify({
         memories: memories.map((r) => ({
           id: r.memory.id,
@@ -71,6 +82,7 @@ export class MemoryTools implements ServerTools {
       tags: Array.isArray(args.tags) ? args.tags.map(String) : [],
       sourceKind: "tool",
       sourceId: ctx.turnId,
+      scope: ctx.scope,
       toolCalls: 1,
       signal: ctx.signal,
     });

@@ -27,6 +27,7 @@ import {
   supersede,
 } from "../db/sql/memory-versions.js";
 import { UserError } from "../errors.js";
+import { DEFAULT_SCOPE, readableScopes } from "../scope.js";
 import type { Embedder } from "./embedder.js";
 import { bm25Matches, latestInConversation, unindexedMemories } from "../db/sql/memory-terms.js";
 import { terms } from "./analyzer.js";
@@ -82,7 +83,18 @@ export interface RememberInput {
   supersedes?: string[] | undefined;
   /** Who stores it, for its history; default its source kind. */
   by?: ChangedBy | undefined;
+  /** The scope it belongs to (default: default); what it supersedes must be readable from there. */
+  scope?: string | undefined;
   signal?: AbortSignal | undefined;
+}
+
+export interface SearchOptions {
+  /** Kinds left out. */
+  exclude?: readonly MemoryKind[] | undefined;
+  /** Memories a newer one replaced come too. */
+  includeSuperseded?: boolean | undefined;
+  /** Only these scopes' memories (a request's readableScopes); every scope when undefined. */
+  scopes?: readonly string[] | undefined;
 }
 
 /** A correction: the fields that change, and what the corrected memory replaces besides. */
@@ -125,13 +137,14 @@ export class Memory {
     const importance = input.importance ?? scored.importance;
     const tags = input.tags ?? [];
     const by = input.by ?? input.sourceKind;
+    const scope = input.scope ?? DEFAULT_SCOPE;
     return inTransaction(this.deps.pool, async (client) => {
       // Serialises the duplicate check with the insert, so two stores of one text make one row.
       await lockForTransaction(client, AdvisoryLock.memoryStore);
-      await this.mustExist(client, input.supersedes);
+      await this.mustExist(client, input.supersedes, readableScopes(scope));
       const twin = input.supersedes?.length
         ? undefined
-        : await this.twinOf(client, vector!, { content: input.content, conversation_id: input.conversationId ?? null });
+        : await this.twinOf(client, vector!, { content: input.content, conversation_id: input.conversationId ?? null }, scope);
       if (twin) {
         const reinforced = await reinforceMemory(client, twin.id, importance, tags);
         if (reinforced) {
@@ -154,6 +167,7 @@ export class Memory {
         sourceId: input.sourceId ?? null,
         conversationId: input.conversationId ?? null,
         citations: input.citations ?? [],
+        scope,
       });
       await indexMemory(client, memory, neighbour);
       await recordFirstVersion(client, memory.id, by, "created", input.supersedes ?? []);
@@ -164,9 +178,11 @@ export class Memory {
   }
 
   /** Refuses ids that name no live memory (a typo must not pass for a correction). */
-  private async mustExist(db: Queryable, ids: readonly string[] | undefined): Promise<void> {
+  private async mustExist(db: Queryable, ids: readonly string[] | undefined, scopes: readonly string[] | undefined): Promise<void> {
     for (const id of ids ?? []) {
-      if (!(await getMemory(db, id))) throw new UserError(`supersedes: no memory ${id}`, { param: "supersedes", code: "memory_not_found" });
+      const m = await getMemory(db, id);
+      if (!m || (scopes && !scopes.includes(m.scope)))
+        throw new UserError(`supersedes: no memory ${id}`, { param: "supersedes", code: "memory_not_found" });
     }
   }
 
@@ -180,16 +196,22 @@ export class Memory {
    * indexed again), recorded in its history as by `by`; and, with `supersedes`, the memories it
    * replaces. Undefined when there is no such live memory.
    */
-  async correct(id: string, fix: Correction, by: ChangedBy, signal?: AbortSignal): Promise<MemoryRow | undefined> {
+  async correct(
+    id: string,
+    fix: Correction,
+    by: ChangedBy,
+    signal?: AbortSignal,
+    scopes?: readonly string[],
+  ): Promise<MemoryRow | undefined> {
     const before = await getMemory(this.deps.pool, id);
-    if (!before) return undefined;
+    if (!before || (scopes && !scopes.includes(before.scope))) return undefined;
     const content = fix.content ?? before.content;
     const summary = fix.summary === undefined ? before.summary : fix.summary;
     const textChanged = content !== before.content || summary !== before.summary;
     const [vector] = textChanged ? await this.deps.embedder.embed([summary ? `${summary}\n${content}` : content], signal) : [];
     return inTransaction(this.deps.pool, async (client) => {
       await lockForTransaction(client, AdvisoryLock.memoryStore);
-      await this.mustExist(client, fix.supersedes);
+      await this.mustExist(client, fix.supersedes, scopes);
       const current = await getMemory(client, id);
       if (!current) return undefined;
       await updateMemory(client, id, {
@@ -212,13 +234,14 @@ export class Memory {
   }
 
   /** A stored memory that says the same thing as `m` (memory/same-thing.ts), among its nearest. */
-  private async twinOf(db: Queryable, vector: readonly number[], m: Foldable): Promise<MemoryRow | undefined> {
+  private async twinOf(db: Queryable, vector: readonly number[], m: Foldable, scope: string): Promise<MemoryRow | undefined> {
     // The same words in another conversation are as near as the twin: look past a few of them.
     for (const near of await nearestMemories(db, this.space, vector, 5)) {
       if (near.similarity < this.deps.settings.duplicateSimilarity) return undefined;
       const stored = await getMemory(db, near.id);
       // A replaced fact said again is said anew, not folded into the memory that lost.
-      if (stored && !stored.superseded_at && saySameThing(stored, m)) return stored;
+      // Another scope's memory is not this scope's to reinforce.
+      if (stored && !stored.superseded_at && stored.scope === scope && saySameThing(stored, m)) return stored;
     }
     return undefined;
   }
@@ -229,21 +252,16 @@ export class Memory {
    * so everything that recalls (a turn's prompt, the memory tools, MCP,
    * assemble_context, a focused reflection) goes through here.
    */
-  recall(query: string, k: number, signal?: AbortSignal): Promise<Ranked<Candidate>[]> {
-    return this.search(query, k, signal, NOT_RECALLED);
+  recall(query: string, k: number, signal?: AbortSignal, scopes?: readonly string[]): Promise<Ranked<Candidate>[]> {
+    return this.search(query, k, signal, { exclude: NOT_RECALLED, scopes });
   }
 
   /**
    * The `k` best memories for `query` of any kind but those in `exclude` (the memory search API
    * shows everything, dreams included); each returned memory counts as recalled.
    */
-  async search(
-    query: string,
-    k: number,
-    signal?: AbortSignal,
-    exclude: readonly MemoryKind[] = [],
-    includeSuperseded = false,
-  ): Promise<Ranked<Candidate>[]> {
+  async search(query: string, k: number, signal?: AbortSignal, opts: SearchOptions = {}): Promise<Ranked<Candidate>[]> {
+    const exclude = opts.exclude ?? [];
     const [vector] = await this.deps.embedder.embed([query], signal);
     const text = await bm25Matches(this.deps.pool, [...new Set(terms(query))], {
       limit: TEXT_CANDIDATES,
@@ -255,7 +273,8 @@ export class Memory {
       text,
       limit: vectorCandidates(k),
       minSimilarity: this.deps.settings.rank.minSimilarity,
-      includeSuperseded,
+      includeSuperseded: opts.includeSuperseded ?? false,
+      scopes: opts.scopes,
     });
     const ranked = rankMemories(candidates, this.deps.settings.rank)
       .filter((r) => !exclude.includes(r.memory.kind))
@@ -280,8 +299,14 @@ export class Memory {
   }
 
   /** Significant insights and dreams from the last `hours` (background for a chat). */
-  recentInsights(minImportance: number, hours: number, limit: number, kinds?: readonly MemoryKind[]): Promise<MemoryRow[]> {
-    return recentInsights(this.deps.pool, minImportance, hours, limit, kinds);
+  recentInsights(
+    minImportance: number,
+    hours: number,
+    limit: number,
+    kinds?: readonly MemoryKind[],
+    scopes?: readonly string[],
+  ): Promise<MemoryRow[]> {
+    return recentInsights(this.deps.pool, minImportance, hours, limit, kinds, scopes);
   }
 
   /**

@@ -8,7 +8,7 @@ import type { Memory } from "./memory.js";
 
 export interface Recall {
   /** Text for a system message before the latest user message; "" when there is nothing. */
-  contextFor(query: string, signal?: AbortSignal): Promise<string>;
+  contextFor(query: string, signal?: AbortSignal, scopes?: readonly string[]): Promise<string>;
 }
 
 export interface RecallDeps {
@@ -38,15 +38,18 @@ const age = (then: Date, now: Date): string => {
 export class MemoryRecall implements Recall {
   constructor(private readonly deps: RecallDeps) {}
 
-  async contextFor(query: string, signal?: AbortSignal): Promise<string> {
+  /** `scopes`: the turn's conversation's readable scopes (src/scope.ts); every scope when undefined. */
+  async contextFor(query: string, signal?: AbortSignal, scopes?: readonly string[]): Promise<string> {
     if (this.deps.budgetTokens <= 0) return "";
     const now = new Date();
     const insights = this.deps.insights ?? { limit: 2, hours: 24, minImportance: 0.3 };
     const [mood, recalled, background] = await Promise.all([
       this.deps.mood.current(now),
       // Dream text is not a memory of the world: it comes only as background, set apart.
-      query.trim() ? this.deps.memory.recall(query, this.deps.maxMemories ?? 8, signal) : Promise.resolve([]),
-      insights.limit > 0 ? this.deps.memory.recentInsights(insights.minImportance, insights.hours, insights.limit) : Promise.resolve([]),
+      query.trim() ? this.deps.memory.recall(query, this.deps.maxMemories ?? 8, signal, scopes) : Promise.resolve([]),
+      insights.limit > 0
+        ? this.deps.memory.recentInsights(insights.minImportance, insights.hours, insights.limit, undefined, scopes)
+        : Promise.resolve([]),
     ]);
     const lines = [describeMood(mood)];
     let used = this.deps.countTokens(lines[0]!);

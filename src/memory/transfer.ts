@@ -10,12 +10,10 @@ import { insertVersions, memoryHistories, type MemoryVersion, recordFirstVersion
 import { latestInConversation } from "../db/sql/memory-terms.js";
 import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
 import { ConversationIdSchema } from "../conversation-id.js";
+import { DEFAULT_SCOPE, ScopeSchema } from "../scope.js";
 import { MAX_MEMORY_CHARS, type Memory } from "./memory.js";
 import { memoryJson } from "./memory-json.js";
 import { indexMemory } from "./text-index.js";
-
-/** Until scopes exist, every memory is in this one. */
-export const DEFAULT_SCOPE = "default";
 
 const uuid = z.string().uuid();
 const date = z.coerce.date().refine((d) => !Number.isNaN(d.getTime()), "must be a date");
@@ -47,10 +45,7 @@ export const ImportedMemorySchema = z.object({
     .optional(),
   conversation_id: ConversationIdSchema.nullable().optional(),
   citations: z.array(uuid).max(64).default([]),
-  scope: z
-    .string()
-    .refine((s) => s === DEFAULT_SCOPE, `this server keeps every memory in the scope "${DEFAULT_SCOPE}"`)
-    .optional(),
+  scope: ScopeSchema.optional(),
   created_at: date.optional(),
   updated_at: date.optional(),
   last_accessed_at: date.optional(),
@@ -66,16 +61,19 @@ export type ImportedMemory = z.infer<typeof ImportedMemorySchema>;
 
 /** One export line: the memory as the API shows it, its scope and history, and its vector when asked. */
 export function exportLine(m: MemoryRow & { embedding?: string }, history: readonly MemoryVersion[]): string {
-  const line: Record<string, unknown> = { ...memoryJson(m), scope: DEFAULT_SCOPE, history };
+  const line: Record<string, unknown> = { ...memoryJson(m), history };
   if (m.embedding) line.embedding = { embedder: m.embedder, vector: JSON.parse(m.embedding) as number[] };
   return JSON.stringify(line);
 }
 
 /** Every live memory, oldest first, a line each (superseded ones included: they are history). */
-export async function* exportMemories(pool: Pool, opts: { embeddings: boolean; pageSize?: number }): AsyncGenerator<string> {
+export async function* exportMemories(
+  pool: Pool,
+  opts: { embeddings: boolean; pageSize?: number; scopes?: readonly string[] | null },
+): AsyncGenerator<string> {
   let after: { created_at: Date; id: string } | null = null;
   for (;;) {
-    const page = await memoriesInOrder(pool, after, opts.pageSize ?? 200, opts.embeddings);
+    const page = await memoriesInOrder(pool, after, opts.pageSize ?? 200, opts.embeddings, opts.scopes ?? null);
     if (!page.length) return;
     const histories = await memoryHistories(
       pool,
@@ -93,9 +91,9 @@ export interface ImportReport {
   refused: { line: number; error: string }[];
 }
 
-/** A plain text line's id: the same text imported twice is one memory. */
-export function textLineId(content: string): string {
-  const h = createHash("sha256").update(`psyche-import\n${content}`).digest();
+/** A plain text line's id: the same text imported twice into one scope is one memory. */
+export function textLineId(content: string, scope: string): string {
+  const h = createHash("sha256").update(`psyche-import\n${scope}\n${content}`).digest();
   h[6] = (h[6]! & 0x0f) | 0x50;
   h[8] = (h[8]! & 0x3f) | 0x80;
   const x = h.subarray(0, 16).toString("hex");
@@ -109,13 +107,13 @@ type Parsed = { line: number; memory: ImportedMemory & { id: string } } | { line
  * that starts as JSON is JSON: if it does not parse, or is not a memory, it is refused, never
  * stored as text.
  */
-export function parseLine(text: string, line: number): Parsed | undefined {
+export function parseLine(text: string, line: number, scope = DEFAULT_SCOPE): Parsed | undefined {
   const trimmed = text.trim();
   if (!trimmed) return undefined;
   if (!/^[[{]/.test(trimmed)) {
     const content = trimmed.slice(0, MAX_MEMORY_CHARS + 1);
     if (content.length > MAX_MEMORY_CHARS) return { line, error: `longer than ${MAX_MEMORY_CHARS} characters` };
-    return { line, memory: { ...ImportedMemorySchema.parse({ content }), id: textLineId(content) } };
+    return { line, memory: { ...ImportedMemorySchema.parse({ content }), id: textLineId(content, scope) } };
   }
   let json: unknown;
   try {
@@ -129,25 +127,26 @@ export function parseLine(text: string, line: number): Parsed | undefined {
     const issue = parsed.error.issues[0]!;
     return { line, error: `not a memory: ${issue.path.join(".") || "(line)"}: ${issue.message}` };
   }
-  return { line, memory: { ...parsed.data, id: parsed.data.id ?? textLineId(parsed.data.content) } };
+  return { line, memory: { ...parsed.data, id: parsed.data.id ?? textLineId(parsed.data.content, parsed.data.scope ?? scope) } };
 }
 
 /** Memories embedded and stored at once: one embedding call and one transaction. */
 const BATCH = 64;
 
 /**
- * Imports `lines` (the body of an import; `firstLine` is the first one's number in its file).
+ * Imports `lines` (the body of an import; `firstLine` is the first one's number in its file)
+ * into their own scopes, or `scope` for lines that name none.
  * Each memory keeps its id, times, counts, supersession and history; one without a history gets
  * a first version by `import`. A memory whose id is stored already (deleted or not) is skipped.
  */
 export async function importMemories(
   deps: { pool: Pool; memory: Memory },
   lines: readonly string[],
-  firstLine = 1,
-  signal?: AbortSignal,
+  opts: { firstLine?: number; scope?: string; signal?: AbortSignal } = {},
 ): Promise<ImportReport> {
+  const { firstLine = 1, scope = DEFAULT_SCOPE, signal } = opts;
   const report: ImportReport = { added: 0, skipped: 0, refused: [] };
-  const parsed = lines.flatMap((text, i) => parseLine(text, firstLine + i) ?? []);
+  const parsed = lines.flatMap((text, i) => parseLine(text, firstLine + i, scope) ?? []);
   for (let i = 0; i < parsed.length; i += BATCH) {
     signal?.throwIfAborted();
     const batch: { line: number; memory: ImportedMemory & { id: string } }[] = [];
@@ -188,6 +187,8 @@ export async function importMemories(
           sourceId: m.source?.id ?? null,
           conversationId: m.conversation_id ?? null,
           citations: m.citations,
+          // A line's own scope wins; one without is the request's.
+          scope: m.scope ?? scope,
           kept: {
             id: m.id,
             created_at: m.created_at,

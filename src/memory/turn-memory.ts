@@ -70,6 +70,7 @@ export async function rememberTurn(deps: RememberTurnDeps, turnId: string, signa
     sourceKind: "turn",
     sourceId: turnId,
     conversationId: exchange.conversation_id,
+    scope: exchange.scope,
     signal,
   });
   if (!(await moodFromSource(deps.pool, "turn", turnId))) {

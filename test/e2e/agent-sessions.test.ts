@@ -109,12 +109,23 @@ t.test("resolve_ghap: the outcome, a memory tagged ghap, experience in assemble_
   t.same(all.experience_ids, [resolved.memory_id]);
   t.notOk(all.memory_ids.includes(resolved.memory_id), "an experience is not listed twice");
   t.ok(all.memory_ids.length >= 1);
-  const onlyMemories = await ok("assemble_context", { query: "kiln firing schedule parser", context_types: ["memories"] });
+  const onlyMemories = await ok("assemble_context", {
+    query: "kiln firing schedule parser",
+    context_types: ["memories"],
+    project: "/work/c",
+  });
   t.same(onlyMemories.experience_ids, []);
   t.notMatch(onlyMemories.markdown, EXPERIENCES_HEADING);
-  const onlyExperience = await ok("assemble_context", { query: "kiln firing schedule parser", context_types: ["experiences"] });
+  const onlyExperience = await ok("assemble_context", {
+    query: "kiln firing schedule parser",
+    context_types: ["experiences"],
+    project: "/work/c",
+  });
   t.same(onlyExperience.memory_ids, []);
   t.same(onlyExperience.experience_ids, [resolved.memory_id]);
+  // The experience is the project's (its scope): a request outside the project does not get it.
+  const outside = await ok("assemble_context", { query: "kiln firing schedule parser", context_types: ["experiences"] });
+  t.same(outside.experience_ids, []);
   // A tight budget is shared: the GHAP section and the rest fit in it together or are cut.
   const tight = await ok("assemble_context", { query: "kiln firing schedule parser", max_tokens: 30 });
   t.ok(tight.token_estimate <= 30);

@@ -124,7 +124,7 @@ t.test("embeddings on request; plain text lines; bad lines refused by number, no
       "{not json at all",
       '{"text": "no content field"}',
       "[1, 2, 3]",
-      '{"content": "A memory in another scope", "scope": "work"}',
+      '{"content": "A memory in no scope at all", "scope": ""}',
       '"A note that starts with a quote" is still text',
     ].join("\n"),
   );

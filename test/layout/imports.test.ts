@@ -12,11 +12,12 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
 /**
  * The foundation, open to every part: configuration, logging, the error taxonomy, the shape of
- * a conversation id (the API, MCP and job payloads all check it), and the tool
+ * a conversation id (the API, MCP and job payloads all check it) and of a scope (every surface
+ * reads one, and the store keeps memories and conversations in it), and the tool
  * protocol (src/tools/: types and checks that the requests, the stored turn and the engine all
  * speak). It imports nothing but itself.
  */
-const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "types", "tools"];
+const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "scope", "types", "tools"];
 const DOMAIN = ["agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"];
 /** What each part imports besides itself and BASE. Nothing imports `cli`, the top. */
 const MAY_IMPORT: Record<string, readonly string[]> = {

@@ -28,12 +28,13 @@ const call = async (name: string, args: Record<string, unknown> = {}) =>
 const text = (r: CallToolResult) => r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
 const count = async (table: string) => (await pool.query(`select count(*)::int as n from ${table}`)).rows[0].n as number;
 
-t.test("the twenty tools, with input schemas, and the two resource templates", async (t) => {
+t.test("the twenty-one tools, with input schemas, and the two resource templates", async (t) => {
   const { tools } = await client.listTools();
   t.same(tools.map((x) => x.name).sort(), [
     "add_tool_result",
     "assemble_context",
     "chat",
+    "correct_memory",
     "dream_journal",
     "dream_status",
     "get_active_ghap",

@@ -1,3 +1,5 @@
+import { DEFAULT_SCOPE } from "../../scope.js";
+import { UserError } from "../../errors.js";
 import type { ToolCall } from "../../tools/types.js";
 import type { Queryable } from "../pool.js";
 
@@ -18,21 +20,31 @@ export interface OpenedConversation {
   maxPosition: number;
 }
 
-/** Creates the conversation if it is new, else touches it; returns its transcript. One round trip. */
-export async function openConversation(db: Queryable, id: string): Promise<OpenedConversation> {
-  const res = await db.query<{ messages: StoredMessage[]; max_position: number }>(
+/**
+ * Creates the conversation if it is new (in `scope`), else touches it; returns its transcript.
+ * One round trip. A conversation of another scope is not this request's: a 404, as if it were
+ * not there (src/scope.ts).
+ */
+export async function openConversation(db: Queryable, id: string, scope: string = DEFAULT_SCOPE): Promise<OpenedConversation> {
+  const res = await db.query<{ messages: StoredMessage[]; max_position: number; scope: string }>(
     `with conv as (
-       insert into conversations (id) values ($1)
-       on conflict (id) do update set last_active_at = now() returning id)
-     select (select count(*) from conv) as touched,
+       insert into conversations (id, scope) values ($1, $2)
+       on conflict (id) do update set last_active_at = now() returning id, scope)
+     select (select scope from conv) as scope,
             (select coalesce(max(position), 0) from messages where conversation_id = $1) as max_position,
             coalesce((select json_agg(json_build_object('id', id, 'position', position, 'role', role, 'content', content, 'name', name,
                                                         'tool_calls', tool_calls, 'tool_call_id', tool_call_id)
                                       order by position)
                       from messages where conversation_id = $1 and superseded_at is null), '[]'::json) as messages`,
-    [id],
+    [id, scope],
   );
   const row = res.rows[0]!;
+  if (row.scope !== scope)
+    throw new UserError(`no conversation ${id} in the scope ${JSON.stringify(scope)}`, {
+      status: 404,
+      param: "conversation_id",
+      code: "conversation_not_found",
+    });
   return { messages: row.messages, maxPosition: row.max_position };
 }
 

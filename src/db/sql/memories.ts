@@ -34,11 +34,13 @@ export interface MemoryRow {
   /** The memory that replaced this one, and when: it is then left out of default search. */
   superseded_by: string | null;
   superseded_at: Date | null;
+  /** The scope it belongs to (src/scope.ts). */
+  scope: string;
 }
 
 const COLUMNS = `id, kind, content, summary, tags, importance, valence, arousal, embedder, source_kind, source_id,
   conversation_id, citations, created_at, last_accessed_at, access_count, reinforcements, deleted_at,
-  updated_at, version, supersedes, superseded_by, superseded_at`;
+  updated_at, version, supersedes, superseded_by, superseded_at, scope`;
 
 /** An embedder as SQL sees it. The id was checked by embedderId() to be plain. */
 export interface VectorSpace {
@@ -97,6 +99,8 @@ export interface NewMemory {
   sourceId: string | null;
   conversationId: string | null;
   citations: string[];
+  /** Default: default. */
+  scope?: string | undefined;
   /** An imported memory keeps what it had: its id, times and counts (all optional). */
   kept?: Partial<
     Pick<
@@ -119,11 +123,11 @@ export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryR
   const k = m.kept ?? {};
   const res = await db.query<MemoryRow>(
     `insert into memories (kind, content, summary, tags, importance, valence, arousal, embedding, embedder, source_kind, source_id, citations, conversation_id,
-       id, created_at, last_accessed_at, access_count, reinforcements, version, updated_at, supersedes, superseded_by, superseded_at)
+       id, created_at, last_accessed_at, access_count, reinforcements, version, updated_at, supersedes, superseded_by, superseded_at, scope)
      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13,
        coalesce($14::uuid, gen_random_uuid()), coalesce($15::timestamptz, now()), coalesce($16::timestamptz, now()),
        coalesce($17::int, 0), coalesce($18::int, 0), coalesce($19::int, 1), coalesce($20::timestamptz, now()),
-       coalesce($21::uuid[], '{}'), $22::uuid, $23::timestamptz)
+       coalesce($21::uuid[], '{}'), $22::uuid, $23::timestamptz, coalesce($24::text, 'default'))
      returning ${COLUMNS}`,
     [
       m.kind,
@@ -149,6 +153,7 @@ export async function insertMemory(db: Queryable, m: NewMemory): Promise<MemoryR
       k.supersedes ?? null,
       k.superseded_by ?? null,
       k.superseded_at ?? null,
+      m.scope ?? null,
     ],
   );
   return res.rows[0]!;
@@ -184,24 +189,32 @@ export async function updateMemory(db: Queryable, id: string, p: MemoryPatch): P
   return res.rows[0];
 }
 
+/** A memory's scope, deleted or not (its history outlives it until purged); undefined when there is no row. */
+export async function scopeOf(db: Queryable, id: string): Promise<string | undefined> {
+  const res = await db.query<{ scope: string }>(`select scope from memories where id = $1`, [id]);
+  return res.rows[0]?.scope;
+}
+
 /** Whether a memory with this id exists at all, deleted or not (imports are idempotent by id). */
 export async function memoryExists(db: Queryable, id: string): Promise<boolean> {
   const res = await db.query(`select 1 from memories where id = $1`, [id]);
   return (res.rowCount ?? 0) > 0;
 }
 
-/** Live memories in the order they were made, `limit` after the one at `after` (export pages). */
+/** Live memories (of `scopes`, or all) in the order they were made, `limit` after the one at `after` (export pages). */
 export async function memoriesInOrder(
   db: Queryable,
   after: { created_at: Date; id: string } | null,
   limit: number,
   withEmbedding: boolean,
+  scopes: readonly string[] | null = null,
 ): Promise<(MemoryRow & { embedding?: string })[]> {
   const res = await db.query<MemoryRow & { embedding?: string }>(
     `select ${COLUMNS}${withEmbedding ? ", embedding::text as embedding" : ""} from memories
      where deleted_at is null and ($1::timestamptz is null or (created_at, id) > ($1::timestamptz, $2::uuid))
+       and ($4::text[] is null or scope = any($4))
      order by created_at, id limit $3`,
-    [after?.created_at ?? null, after?.id ?? null, limit],
+    [after?.created_at ?? null, after?.id ?? null, limit, scopes],
   );
   return res.rows;
 }
@@ -273,6 +286,8 @@ export async function memoryCandidates(
     minSimilarity: number;
     /** Memories a newer one replaced are left out unless asked for. */
     includeSuperseded?: boolean;
+    /** Only memories of these scopes; every scope when undefined. */
+    scopes?: readonly string[] | undefined;
   },
 ): Promise<CandidateScore[]> {
   const v = vec(space);
@@ -292,8 +307,17 @@ export async function memoryCandidates(
      from memories m
      left join by_vector bv on bv.id = m.id
      left join by_text bt on bt.id = m.id
-     where m.deleted_at is null and (m.superseded_at is null or $6) and m.id in (select id from by_vector union select id from by_text)`,
-    [toVector(q.vector), q.text.map((t) => t.id), q.text.map((t) => t.score), q.limit, q.minSimilarity, q.includeSuperseded === true],
+     where m.deleted_at is null and (m.superseded_at is null or $6) and ($7::text[] is null or m.scope = any($7))
+       and m.id in (select id from by_vector union select id from by_text)`,
+    [
+      toVector(q.vector),
+      q.text.map((t) => t.id),
+      q.text.map((t) => t.score),
+      q.limit,
+      q.minSimilarity,
+      q.includeSuperseded === true,
+      q.scopes ?? null,
+    ],
   );
   return res.rows;
 }
@@ -378,21 +402,28 @@ export async function recentInsights(
   hours: number,
   limit: number,
   kinds: readonly MemoryKind[] = ["insight", "dream"],
+  scopes: readonly string[] | null = null,
 ): Promise<MemoryRow[]> {
   const res = await db.query<MemoryRow>(
     `select ${COLUMNS} from memories
      where deleted_at is null and kind = any($4::text[]) and importance >= $1 and created_at > now() - make_interval(hours => $2)
+       and ($5::text[] is null or scope = any($5))
      order by created_at desc limit $3`,
-    [minImportance, hours, limit, kinds],
+    [minImportance, hours, limit, kinds, scopes ?? null],
   );
   return res.rows;
 }
 
-/** The newest live memories, for listing (MCP resources). */
-export async function newestMemories(db: Queryable, limit: number): Promise<Pick<MemoryRow, "id" | "kind" | "content" | "created_at">[]> {
-  const res = await db.query<Pick<MemoryRow, "id" | "kind" | "content" | "created_at">>(
-    "select id, kind, left(content, 200) as content, created_at from memories where deleted_at is null order by created_at desc limit $1",
-    [limit],
+/** The newest live memories (of `scopes`, or all), for listing (MCP resources). */
+export async function newestMemories(
+  db: Queryable,
+  limit: number,
+  scopes: readonly string[] | null = null,
+): Promise<Pick<MemoryRow, "id" | "kind" | "content" | "created_at" | "scope">[]> {
+  const res = await db.query<Pick<MemoryRow, "id" | "kind" | "content" | "created_at" | "scope">>(
+    `select id, kind, left(content, 200) as content, created_at, scope from memories
+     where deleted_at is null and ($2::text[] is null or scope = any($2)) order by created_at desc limit $1`,
+    [limit, scopes],
   );
   return res.rows;
 }

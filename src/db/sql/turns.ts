@@ -71,6 +71,8 @@ export interface NewTurn {
   instructions?: string | null;
   /** Why it was asked for (migrations/000017_turn_purpose.sql); default chat. */
   purpose?: TurnPurpose;
+  /** The scope a new conversation gets (src/scope.ts); a stored one keeps its own. */
+  scope?: string;
 }
 
 export const TURN_PURPOSES = ["chat", "exploration"] as const;
@@ -94,7 +96,7 @@ export interface TurnWithMessages extends NewTurn {
 export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages): Promise<void> {
   await db.query(
     `with conv as (
-       insert into conversations (id) values ($1) on conflict (id) do nothing returning id),
+       insert into conversations (id, scope) values ($1, coalesce($29::text, 'default')) on conflict (id) do nothing returning id),
      sup as (
        update messages set superseded_at = now()
        where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
@@ -133,6 +135,7 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.instructions ?? null,
       t.purpose ?? "chat",
       t.topK ?? null,
+      t.scope ?? null,
     ],
   );
 }
@@ -149,6 +152,8 @@ export interface ClaimedTurn extends Turn {
   streamed_text: string;
   streamed_tokens: number;
   last_seq: number;
+  /** Its conversation's scope: what the turn recalls from and stores its memories in. */
+  scope: string;
 }
 
 /**
@@ -169,7 +174,8 @@ export async function claimTurn(db: Queryable, id: string, jobId: string, worker
                    and (c.prompt_end_position is null or m.position <= c.prompt_end_position)), '[]'::json) as prompt_messages,
        coalesce((select string_agg(e.content, '' order by e.seq) from turn_events e where e.turn_id = c.id and e.kind = 'delta'), '') as streamed_text,
        coalesce((select sum(e.tokens)::int from turn_events e where e.turn_id = c.id), 0) as streamed_tokens,
-       coalesce((select max(e.seq) from turn_events e where e.turn_id = c.id), 0) as last_seq
+       coalesce((select max(e.seq) from turn_events e where e.turn_id = c.id), 0) as last_seq,
+       (select v.scope from conversations v where v.id = c.conversation_id) as scope
      from claimed c`,
     [id, jobId, workerId],
   );
@@ -293,12 +299,15 @@ export interface TurnExchange {
   user: string | null;
   reply: string | null;
   purpose: TurnPurpose;
+  /** Its conversation's scope. */
+  scope: string;
 }
 
 /** What a finished turn was about: the last thing the user said and the reply. */
 export async function turnExchange(db: Queryable, id: string): Promise<TurnExchange | undefined> {
   const res = await db.query<TurnExchange>(
     `select t.status, t.conversation_id, t.content as reply, t.purpose,
+       (select v.scope from conversations v where v.id = t.conversation_id) as scope,
        (select m.content from messages m
         where m.conversation_id = t.conversation_id and m.role = 'user' and m.position <= t.prompt_end_position
         order by m.position desc limit 1) as user

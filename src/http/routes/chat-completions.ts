@@ -1,3 +1,4 @@
+import { requestScope } from "../request-scope.js";
 import { Hono } from "hono";
 import { replyBudget, startFollowed } from "../../conversation/followed-turn.js";
 import { startTurn } from "../../conversation/start-turn.js";
@@ -59,10 +60,12 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
     }
 
     const purpose = turnPurpose(c.req.header("x-psyche-purpose"));
+    const scope = requestScope(c);
     const { follower, started } = await startFollowed(deps, (turnId) =>
       startTurn(deps, {
         turnId,
         conversationId,
+        scope,
         messages: req.messages.map((m) => ({
           role: m.role === "developer" ? "system" : m.role,
           content: m.content,

@@ -3,7 +3,9 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import type { z } from "zod";
 import { latestRun } from "../../db/sql/embedding-runs.js";
-import { memoryCounts, newestMemories } from "../../db/sql/memories.js";
+import { memoryCounts, newestMemories, scopeOf } from "../../db/sql/memories.js";
+import { readableScopes } from "../../scope.js";
+import { namedScope, requestScope } from "../request-scope.js";
 import { memoryJson } from "../../memory/memory-json.js";
 import { exportMemories, importMemories } from "../../memory/transfer.js";
 import type { WebServices } from "../../web-services.js";
@@ -43,6 +45,7 @@ export function memoryRoutes(deps: WebServices): Hono {
       ...body,
       conversationId: conversation_id,
       sourceKind: "api",
+      scope: requestScope(c),
       signal: c.req.raw.signal,
     });
     return c.json({ ...memoryJson(memory), reinforced }, reinforced ? 200 : 201);
@@ -51,12 +54,15 @@ export function memoryRoutes(deps: WebServices): Hono {
   /** The newest memories (their first 200 characters), for a glance; search finds the rest. */
   app.get("/v1/memories", async (c) => {
     const { limit } = parse(ListQuerySchema, c.req.query());
-    return c.json({ object: "list", data: await newestMemories(deps.pool, limit) });
+    return c.json({ object: "list", data: await newestMemories(deps.pool, limit, readableScopes(requestScope(c))) });
   });
 
   app.get("/v1/memories/search", async (c) => {
     const { q, k, include_superseded } = parse(SearchQuerySchema, c.req.query());
-    const ranked = await deps.memory.search(q, k, c.req.raw.signal, [], include_superseded);
+    const ranked = await deps.memory.search(q, k, c.req.raw.signal, {
+      includeSuperseded: include_superseded,
+      scopes: readableScopes(requestScope(c)),
+    });
     return c.json({
       object: "list",
       data: ranked.map((r) => ({
@@ -79,7 +85,9 @@ export function memoryRoutes(deps: WebServices): Hono {
   /** Every live memory as NDJSON, oldest first, with its history (memory/transfer.ts). */
   app.get("/v1/memories/export", (c) => {
     const { embeddings } = parse(ExportQuerySchema, c.req.query());
-    const lines = exportMemories(deps.pool, { embeddings });
+    // A backup: every scope unless the request names one (then that scope's own memories).
+    const scope = namedScope(c);
+    const lines = exportMemories(deps.pool, { embeddings, scopes: scope === undefined ? null : [scope] });
     const encoder = new TextEncoder();
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -104,14 +112,20 @@ export function memoryRoutes(deps: WebServices): Hono {
   app.post("/v1/memories/import", async (c) => {
     const { first_line } = parse(ImportQuerySchema, c.req.query());
     const lines = (await c.req.text()).split(/\r?\n/);
-    const report = await importMemories(deps, lines, first_line, c.req.raw.signal);
+    const report = await importMemories(deps, lines, { firstLine: first_line, scope: requestScope(c), signal: c.req.raw.signal });
     return c.json({ object: "memory.import", ...report });
   });
 
-  app.get("/v1/memories/:id", async (c) => {
+  /** A memory the request's scope reads, or a 404 (another scope's memory is not there for it). */
+  const readable = async (c: Context) => {
     const id = memoryId(c);
     const memory = await deps.memory.get(id);
-    if (!memory) throw notFound(id);
+    if (!memory || !readableScopes(requestScope(c)).includes(memory.scope)) throw notFound(id);
+    return memory;
+  };
+
+  app.get("/v1/memories/:id", async (c) => {
+    const memory = await readable(c);
     return c.json(memoryJson(memory));
   });
 
@@ -119,7 +133,7 @@ export function memoryRoutes(deps: WebServices): Hono {
   app.patch("/v1/memories/:id", async (c) => {
     const id = memoryId(c);
     const fix = parse(CorrectMemorySchema, await readJsonObject(c));
-    const memory = await deps.memory.correct(id, fix, "api", c.req.raw.signal);
+    const memory = await deps.memory.correct(id, fix, "api", c.req.raw.signal, readableScopes(requestScope(c)));
     if (!memory) throw notFound(id);
     return c.json(memoryJson(memory));
   });
@@ -127,16 +141,17 @@ export function memoryRoutes(deps: WebServices): Hono {
   /** Every version, oldest first, with when and by what it changed; a deleted memory's until it is purged. */
   app.get("/v1/memories/:id/history", async (c) => {
     const id = memoryId(c);
-    const versions = await deps.memory.history(id);
+    const scope = await scopeOf(deps.pool, id);
+    const versions = scope !== undefined && readableScopes(requestScope(c)).includes(scope) ? await deps.memory.history(id) : [];
     if (!versions.length) throw notFound(id);
     return c.json({ object: "list", memory_id: id, data: versions.map((v) => ({ object: "memory.version", ...v })) });
   });
 
   app.delete("/v1/memories/:id", async (c) => {
-    const id = memoryId(c);
     const purgeParam = c.req.query("purge");
     if (purgeParam !== undefined && purgeParam !== "true" && purgeParam !== "false")
       throw invalidRequest("purge is true or false", "purge", "invalid_value");
+    const id = (await readable(c)).id;
     const { deleted, purged } = await deps.memory.forget(id, purgeParam === "true");
     if (!deleted) throw notFound(id);
     return c.json({ id, object: "memory.deleted", deleted: true, purged });

@@ -2,6 +2,7 @@
 // the Anthropic SDK speak. A message is a turn like any other (conversation/start-turn.ts):
 // memory, mood, dreams woken, stored in Postgres, resumable (GET /v1/turns/:id/events), alive
 // through a worker's crash. Errors are in Anthropic's shape (http/app.ts).
+import { requestScope } from "../request-scope.js";
 import { Hono } from "hono";
 import { replyBudget, startFollowed } from "../../conversation/followed-turn.js";
 import { startTurn } from "../../conversation/start-turn.js";
@@ -42,10 +43,12 @@ export function messageRoutes(deps: WebServices): Hono {
     const disableParallel =
       req.tool_choice && "disable_parallel_tool_use" in req.tool_choice ? req.tool_choice.disable_parallel_tool_use : undefined;
 
+    const scope = requestScope(c);
     const { follower, started } = await startFollowed(deps, (turnId) =>
       startTurn(deps, {
         turnId,
         conversationId,
+        scope,
         messages: turnMessages(req.system, req.messages),
         tools,
         toolChoice,

@@ -1,6 +1,7 @@
 // OpenAI's Responses API over Psyche's conversations (docs/api.md, "The Responses API"): a response
 // is a turn, so it recalls memories, moves the mood, wakes a dream and survives a client that
 // leaves or a worker that dies, exactly as a chat completion does.
+import { requestScope } from "../request-scope.js";
 import { Hono } from "hono";
 import { z } from "zod";
 import { replyBudget, startFollowed } from "../../conversation/followed-turn.js";
@@ -109,10 +110,12 @@ export function responseRoutes(deps: WebServices): Hono {
     // Codex names its session in a header: one session, one conversation (ARCHITECTURE §2: named, never guessed).
     const conversation = named ?? (req.previous_response_id ? undefined : codexConversation(c.req.header("session-id")));
 
+    const scope = requestScope(c);
     const { follower, started } = await startFollowed(deps, (turnId) =>
       startResponse(deps, {
         turnId,
         conversationId: conversation,
+        scope,
         messages: itemsToMessages(items),
         items,
         previousTurnId: req.previous_response_id ? turnIdOf(req.previous_response_id) : null,
