@@ -1,6 +1,8 @@
 // Serving measured the same way on any OpenAI-compatible server (Psyche, llama-server): one
 // stream, K streams at once, an agent session's next request after a side request, a burst of
 // short chats. Streams are read as a client reads them; tokens are the server's own count.
+import { request } from "node:http";
+
 export interface StreamRun {
   ttftMs: number;
   tokens: number;
@@ -14,12 +16,28 @@ export interface StreamRun {
 
 type Message = { role: "system" | "user" | "assistant"; content: string };
 
+/**
+ * A POST whose answer is read as it streams, through node:http: fetch (undici) gives up on a body
+ * silent for 300 s, and a cold 20k-token prompt on a small CPU is read for longer than that
+ * before its first token.
+ */
+function postStream(url: string, body: string): Promise<{ status: number; chunks: AsyncIterable<Buffer> }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: "POST", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => resolve({ status: res.statusCode ?? 0, chunks: res }),
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 export async function streamChat(url: string, messages: Message[], maxTokens: number, seed: number): Promise<StreamRun & { text: string }> {
   const startedAt = performance.now();
-  const res = await fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({
+  const res = await postStream(
+    `${url}/v1/chat/completions`,
+    JSON.stringify({
       model: "psyche",
       messages,
       max_tokens: maxTokens,
@@ -28,8 +46,12 @@ export async function streamChat(url: string, messages: Message[], maxTokens: nu
       stream: true,
       stream_options: { include_usage: true },
     }),
-  });
-  if (!res.ok || !res.body) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  );
+  if (res.status !== 200) {
+    let text = "";
+    for await (const chunk of res.chunks) text += String(chunk);
+    throw new Error(`${url}: ${res.status} ${text}`);
+  }
   const decoder = new TextDecoder();
   let buffer = "";
   let firstAt = 0;
@@ -37,10 +59,7 @@ export async function streamChat(url: string, messages: Message[], maxTokens: nu
   let chunks = 0;
   let text = "";
   let usage: { prompt_tokens?: number; completion_tokens?: number } | undefined;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
+  for await (const value of res.chunks) {
     buffer += decoder.decode(value, { stream: true });
     let end: number;
     while ((end = buffer.indexOf("\n\n")) !== -1) {

@@ -1,0 +1,44 @@
+// The bench's streaming client (bench/serving.ts) reads an OpenAI stream as it comes: text,
+// the server's token count, and the time to the first token, over node:http (no body timeout:
+// a cold long prompt may be read for minutes before the first token). The server here is a
+// local node:http one that writes the stream's events by hand, slowly.
+import t from "tap";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { streamChat } from "../../bench/serving.js";
+
+const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\n`;
+
+const server = createServer((req, res) => {
+  if (req.url?.includes("refuse")) {
+    res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"no"}}');
+    return;
+  }
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  // Silent first, as a server reading a long prompt is; then the events, split mid-event.
+  setTimeout(() => {
+    res.write(chunk("Hel"));
+    res.write(chunk("lo").slice(0, 10));
+    setTimeout(() => {
+      res.write(chunk("lo").slice(10));
+      res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 7, completion_tokens: 2 } })}\n\n`);
+      res.end("data: [DONE]\n\n");
+    }, 50);
+  }, 300);
+});
+await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+t.teardown(() => server.close());
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+t.test("text, the server's counts, and the first token's time", async (t) => {
+  const run = await streamChat(url, [{ role: "user", content: "hi" }], 8, 1);
+  t.equal(run.text, "Hello");
+  t.equal(run.tokens, 2);
+  t.equal(run.promptTokens, 7);
+  t.ok(run.ttftMs >= 250, `the silence before the first token counts: ${run.ttftMs.toFixed(0)} ms`);
+  t.ok(run.endedAt >= run.firstAt);
+});
+
+t.test("a refusal is an error with the server's answer", async (t) => {
+  await t.rejects(streamChat(`${url}/refuse`, [{ role: "user", content: "hi" }], 8, 1), /400 .*no/);
+});
