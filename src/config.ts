@@ -3,6 +3,7 @@ import { availableParallelism, homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { UserError, type UserErrorOptions } from "./errors.js";
+import { type ApiKey, parseApiKeys } from "./api-keys.js";
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
@@ -66,8 +67,22 @@ export const ConfigSchema = z.object({
       }
       return origins;
     }),
-  /** Required when binding to anything but loopback. */
+  /** Required when binding to anything but loopback. Opens every scope; what Psyche's own clients send. */
   apiKey: z.string().min(8, "must be at least 8 characters").optional(),
+  /** More keys, space-separated: KEY (every scope) or KEY=scope1,scope2 (only those: src/api-keys.ts). */
+  apiKeys: z
+    .unknown()
+    .optional()
+    .transform((spec, ctx): ApiKey[] => {
+      // A loaded config loads again: its keys are parsed already.
+      if (spec === undefined || Array.isArray(spec)) return (spec as ApiKey[] | undefined) ?? [];
+      try {
+        return parseApiKeys(String(spec));
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Largest request body accepted, in bytes. */
   bodyLimit: positiveInt.default(1_000_000),
   /** Default and ceiling for max_tokens (a request above it is clamped to it). */
@@ -181,7 +196,7 @@ export class ConfigError extends UserError {
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "::1"]);
 
 /** Settings whose values are secrets (a database URL may hold a password). */
-const SECRET_KEYS = new Set(["apiKey", "databaseUrl"]);
+const SECRET_KEYS = new Set(["apiKey", "apiKeys", "databaseUrl"]);
 
 /**
  * Builds the configuration from the environment and flags. An invalid value throws a
@@ -207,10 +222,15 @@ export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     throw new ConfigError(lines.join("\n"));
   }
   const config = parsed.data;
-  if (!LOOPBACK.has(config.host) && !config.apiKey) {
+  if (!LOOPBACK.has(config.host) && !config.apiKey && !config.apiKeys.length) {
     throw new ConfigError(
       `--host ${config.host} listens beyond this machine: set an API key with --api-key or PSYCHE_API_KEY, or bind to 127.0.0.1`,
     );
   }
   return config;
+}
+
+/** Every key the server accepts: --api-key (every scope) and --api-keys. */
+export function serverKeys(config: Pick<Config, "apiKey" | "apiKeys">): ApiKey[] {
+  return [...(config.apiKey ? [{ key: config.apiKey, scopes: null }] : []), ...config.apiKeys.filter((k) => k.key !== config.apiKey)];
 }

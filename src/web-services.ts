@@ -1,5 +1,6 @@
 // The web process's services: what the HTTP API and the MCP endpoint are both built from. A
 // process builds them once (processes/roles.ts) and passes them in.
+import type { ApiKey } from "./api-keys.js";
 import type PgBoss from "pg-boss";
 import type { Pool } from "./db/pool.js";
 import type { SignalBus } from "./jobs/bus.js";
@@ -26,8 +27,8 @@ export interface WebServices {
   maxTokens: number;
   bodyLimit: number;
   pollMs: number;
-  /** When set, /v1/* requires `Authorization: Bearer <apiKey>`. */
-  apiKey?: string | undefined;
+  /** When any, /v1/*, /dream/*, /hooks/*, /metrics and /mcp require one of them (src/api-keys.ts). */
+  apiKeys: readonly ApiKey[];
   /** Liveness window for inference workers' heartbeats (ms). */
   workerStaleMs: number;
   /** Browser origins besides loopback pages that may use /mcp. */

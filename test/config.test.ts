@@ -1,7 +1,7 @@
 import t from "tap";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { ConfigError, ConfigSchema, ENV_NAMES, loadConfig } from "../src/config.js";
+import { ConfigError, ConfigSchema, ENV_NAMES, loadConfig, serverKeys } from "../src/config.js";
 import { parseCli } from "../src/cli-args.js";
 
 t.test("defaults", async (t) => {
@@ -41,6 +41,35 @@ t.test("an invalid value names the flag, the variable and the value", async (t) 
 t.test("listening beyond loopback requires an API key", async (t) => {
   t.throws(() => loadConfig({ host: "0.0.0.0" }, {}), /api-key/);
   t.equal(loadConfig({ host: "0.0.0.0", apiKey: "secret-key-123" }, {}).host, "0.0.0.0");
+});
+
+t.test("API keys bound to scopes: KEY or KEY=scope1,scope2, space-separated; mistakes named, keys never echoed", async (t) => {
+  const config = loadConfig({ apiKey: "admin-key-000" }, { PSYCHE_API_KEYS: "alpha-key-111=/p/alpha,shared  open-key-222" });
+  t.same(config.apiKeys, [
+    { key: "alpha-key-111", scopes: ["/p/alpha", "shared"] },
+    { key: "open-key-222", scopes: null },
+  ]);
+  t.same(
+    serverKeys(config).map((k) => k.key),
+    ["admin-key-000", "alpha-key-111", "open-key-222"],
+  );
+  t.equal(loadConfig({ host: "0.0.0.0", apiKeys: "alpha-key-111=/p" }, {}).host, "0.0.0.0", "bound keys alone may guard a public host");
+  for (const [spec, message] of [
+    ["short=/p", /key 1 must be at least 8 characters/],
+    ["alpha-key-111=", /names no scope/],
+    ["alpha-key-111 alpha-key-111=/p", /key 2 is given twice/],
+  ] as const) {
+    const err = (() => {
+      try {
+        loadConfig({ apiKeys: spec }, {});
+      } catch (e) {
+        return e as Error;
+      }
+      return undefined;
+    })();
+    t.match(err?.message, message, spec);
+    t.notMatch(err?.message, /alpha-key-111/, "the key is not echoed");
+  }
 });
 
 t.test("MCP: extra browser origins, and the server psyche mcp bridges to", async (t) => {

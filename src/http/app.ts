@@ -1,4 +1,7 @@
 // The Hono app: every route, one error shape, the body limit and the API key.
+import { turnIdOf } from "../conversation/response-ids.js";
+import { presentedKey } from "../api-keys.js";
+import { turnInKeyScopes, unscopedRoute } from "./request-scope.js";
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
@@ -64,11 +67,11 @@ export function createApp(services: WebServices): Hono {
   app.use("/mcp", present);
   app.use("/hooks/*", present);
 
-  if (deps.apiKey) {
-    const expected = `Bearer ${deps.apiKey}`;
+  if (deps.apiKeys.length) {
     const requireKey = async (c: Context, next: Next) => {
       // Anthropic's clients send the key as x-api-key.
-      if (c.req.header("authorization") !== expected && c.req.header("x-api-key") !== deps.apiKey) {
+      const key = presentedKey(deps.apiKeys, c.req.header("authorization"), c.req.header("x-api-key"));
+      if (!key) {
         throw new ApiError(
           401,
           "authentication_error",
@@ -76,12 +79,26 @@ export function createApp(services: WebServices): Hono {
           { code: "invalid_api_key" },
         );
       }
+      c.set("keyScopes", key.scopes);
       await next();
     };
     app.use("/v1/*", requireKey);
     app.use("/dream/*", requireKey);
     app.use("/metrics", requireKey);
     app.use("/hooks/*", requireKey);
+    // What is not kept apart by scope yet is closed to a key bound to scopes (http/request-scope.ts).
+    app.use("/v1/events", unscopedRoute);
+    app.use("/dream/*", unscopedRoute);
+    for (const path of ["/v1/turns/:id", "/v1/turns/:id/*"])
+      app.use(
+        path,
+        turnInKeyScopes(deps, (c) => c.req.param("id") ?? ""),
+      );
+    for (const path of ["/v1/responses/:id", "/v1/responses/:id/*"])
+      app.use(
+        path,
+        turnInKeyScopes(deps, (c) => turnIdOf(c.req.param("id") ?? "")),
+      );
   }
   const limit = bodyLimit({
     maxSize: deps.bodyLimit,

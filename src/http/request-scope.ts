@@ -1,9 +1,72 @@
-// The scope a request names (src/scope.ts), read from a route's context.
-import type { Context } from "hono";
-import { DEFAULT_SCOPE, scopeNamed } from "../scope.js";
+// The scope a request is in (src/scope.ts), read from a route's context: the one it names
+// (X-Psyche-Scope, ?scope=), within what its API key may open (src/api-keys.ts). A key bound to
+// scopes is in its first by default, may name only its own, and reads only them and default;
+// what is not kept apart by scope yet (the event stream, /dream/*) is closed to it.
+import type { Context, Next } from "hono";
+import { UserError } from "../errors.js";
+import { DEFAULT_SCOPE, readableScopes, scopeNamed } from "../scope.js";
+import { turnScope } from "../db/sql/conversations.js";
+import type { WebServices } from "../web-services.js";
 
-/** The scope the request names, or undefined when it names none. */
-export const namedScope = (c: Context): string | undefined => scopeNamed(c.req.header("x-psyche-scope"), c.req.query("scope"));
+declare module "hono" {
+  interface ContextVariableMap {
+    /** The scopes the request's API key may open; null or unset: every scope. */
+    keyScopes: readonly string[] | null;
+  }
+}
 
-/** The request's scope: the one it names, else default. */
-export const requestScope = (c: Context): string => namedScope(c) ?? DEFAULT_SCOPE;
+const keyScopesOf = (c: Context): readonly string[] | null => c.get("keyScopes") ?? null;
+
+const outOfKey = (scope: string, allowed: readonly string[]) =>
+  new UserError(`this API key is bound to the scopes ${allowed.map((s) => JSON.stringify(s)).join(", ")}, not ${JSON.stringify(scope)}`, {
+    status: 403,
+    param: "scope",
+    code: "scope_not_allowed",
+  });
+
+/** The scope the request names, or undefined when it names none. Refused (403) outside its key's scopes. */
+export function namedScope(c: Context): string | undefined {
+  const named = scopeNamed(c.req.header("x-psyche-scope"), c.req.query("scope"));
+  const allowed = keyScopesOf(c);
+  if (named !== undefined && allowed && !allowed.includes(named)) throw outOfKey(named, allowed);
+  return named;
+}
+
+/** The request's scope: the one it names, else its key's first, else default. */
+export const requestScope = (c: Context): string => namedScope(c) ?? keyScopesOf(c)?.[0] ?? DEFAULT_SCOPE;
+
+/** What the request reads: its scope and default's, within its key's scopes (which always read default). */
+export const readableFor = (c: Context): string[] => readableScopes(requestScope(c));
+
+/** The scopes a key may open, or null for every scope (an export without a named scope). */
+export const keyScopes = keyScopesOf;
+
+/** A scope a request's content names (an import line, a hook's project): refused outside its key's scopes. */
+export function checkScope(c: Context, scope: string): string {
+  const allowed = keyScopesOf(c);
+  if (allowed && !allowed.includes(scope)) throw outOfKey(scope, allowed);
+  return scope;
+}
+
+/** Middleware: refuses a key bound to scopes on a route that does not keep scopes apart yet. */
+export async function unscopedRoute(c: Context, next: Next): Promise<void> {
+  if (keyScopesOf(c))
+    throw new UserError(`${c.req.path} is not kept apart by scope yet: it needs an API key that opens every scope`, {
+      status: 403,
+      code: "scope_not_allowed",
+    });
+  await next();
+}
+
+/** Middleware: a turn (or response) of a conversation outside a bound key's scopes is not there for it. */
+export function turnInKeyScopes(deps: Pick<WebServices, "pool">, idOf: (c: Context) => string) {
+  return async (c: Context, next: Next): Promise<void> => {
+    const allowed = keyScopesOf(c);
+    if (allowed) {
+      const scope = await turnScope(deps.pool, idOf(c)).catch(() => undefined);
+      if (scope !== undefined && ![...allowed, DEFAULT_SCOPE].includes(scope))
+        throw new UserError(`No turn ${c.req.param("id")}`, { status: 404, code: "not_found" });
+    }
+    await next();
+  };
+}

@@ -1,6 +1,7 @@
 // MCP's chat and add_tool_result: a conversation with Psyche by id. The reply comes back
 // whole; client tool calls come back for the caller to run and answer with add_tool_result.
-import { DEFAULT_SCOPE, ScopeSchema } from "../scope.js";
+import { ScopeSchema } from "../scope.js";
+import { EVERY_SCOPE, type McpScope, scopeFor } from "./scope-access.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { addToolResult } from "../conversation/add-tool-result.js";
@@ -39,7 +40,7 @@ function reply(turn: Turn) {
   return { structured, text: `${structured.reply}${calls}\n\n(conversation_id: ${turn.conversation_id})` };
 }
 
-export function registerChatTools(server: McpServer, deps: WebServices, requestScope: string = DEFAULT_SCOPE): void {
+export function registerChatTools(server: McpServer, deps: WebServices, access: McpScope = EVERY_SCOPE): void {
   server.registerTool(
     "chat",
     {
@@ -67,7 +68,7 @@ export function registerChatTools(server: McpServer, deps: WebServices, requestS
         startTurn(deps, {
           turnId,
           conversationId: args.conversation_id,
-          scope: args.scope ?? requestScope,
+          scope: scopeFor(access, args.scope),
           messages: [{ role: "user", content: args.message }],
           tools,
           toolChoice,
@@ -114,7 +115,7 @@ export function registerChatTools(server: McpServer, deps: WebServices, requestS
           content: args.result,
           turnId,
           defaults: { model: deps.modelId, maxTokens: deps.maxTokens },
-          scope: args.scope ?? requestScope,
+          scope: scopeFor(access, args.scope),
         }),
       );
       if (outcome.state === "waiting") {

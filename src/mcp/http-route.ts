@@ -4,6 +4,7 @@
 // script can use plain curl. GET (a server-to-client stream) and DELETE (ending a session)
 // have nothing to do without sessions: 405.
 import { DEFAULT_SCOPE, scopeNamed } from "../scope.js";
+import { presentedKey } from "../api-keys.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type Context, Hono } from "hono";
 import type { WebServices } from "../web-services.js";
@@ -37,22 +38,28 @@ export function mcpRoutes(deps: WebServices): Hono {
         `Forbidden: origin ${origin} may not use this server (PSYCHE_MCP_ALLOWED_ORIGINS lists extra origins)`,
       );
     }
-    if (deps.apiKey && c.req.header("authorization") !== `Bearer ${deps.apiKey}`) {
-      return rpcError(c, 401, -32001, "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY>", {
-        "WWW-Authenticate": "Bearer",
-      });
+    if (deps.apiKeys.length) {
+      const key = presentedKey(deps.apiKeys, c.req.header("authorization"), c.req.header("x-api-key"));
+      if (!key)
+        return rpcError(c, 401, -32001, "Missing or wrong API key: send Authorization: Bearer <PSYCHE_API_KEY>", {
+          "WWW-Authenticate": "Bearer",
+        });
+      c.set("keyScopes", key.scopes);
     }
     await next();
   });
 
   app.post("/mcp", async (c) => {
+    const keyScopes = c.get("keyScopes") ?? null;
     let scope: string;
     try {
-      scope = scopeNamed(c.req.header("x-psyche-scope"), c.req.query("scope")) ?? DEFAULT_SCOPE;
+      scope = scopeNamed(c.req.header("x-psyche-scope"), c.req.query("scope")) ?? keyScopes?.[0] ?? DEFAULT_SCOPE;
     } catch (err) {
       return rpcError(c, 400, -32602, (err as Error).message);
     }
-    const server = createMcpServer(deps, scope);
+    if (keyScopes && !keyScopes.includes(scope))
+      return rpcError(c, 403, -32000, `this API key is bound to the scopes ${keyScopes.join(", ")}, not ${JSON.stringify(scope)}`);
+    const server = createMcpServer(deps, { scope, keyScopes });
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -10,13 +10,14 @@ import { ProjectSchema, SessionIdSchema } from "./agent-tools.js";
 import { memoryJson } from "../memory/memory-json.js";
 import { guarded, result } from "./result.js";
 import { UserError } from "../errors.js";
-import { DEFAULT_SCOPE, projectScope, readableScopes, ScopeSchema } from "../scope.js";
+import { projectScope, readableScopes, ScopeSchema } from "../scope.js";
+import { EVERY_SCOPE, type McpScope, scopeFor } from "./scope-access.js";
 
 const scopeArg = ScopeSchema.optional().describe(
   "The scope to read and write (a project, a person): its own memories and default's. Default: the request's X-Psyche-Scope, else default",
 );
 
-export function registerMemoryTools(server: McpServer, deps: WebServices, requestScope: string = DEFAULT_SCOPE): void {
+export function registerMemoryTools(server: McpServer, deps: WebServices, access: McpScope = EVERY_SCOPE): void {
   server.registerTool(
     "recall_memory",
     {
@@ -32,7 +33,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices, reques
     },
     guarded("recall_memory", deps.log, async ({ query, k, scope }, extra) => {
       // Dream text is not a memory of the world (memory/recall.ts).
-      const ranked = await deps.memory.recall(query, k, extra.signal, readableScopes(scope ?? requestScope));
+      const ranked = await deps.memory.recall(query, k, extra.signal, readableScopes(scopeFor(access, scope)));
       const memories = ranked.map((r) => ({ ...memoryJson(r.memory), score: r.score }));
       const text = memories.length
         ? memories.map((m) => `- ${m.content} (${m.kind}, importance ${m.importance.toFixed(2)}, id ${m.id})`).join("\n")
@@ -69,7 +70,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices, reques
         conversationId: conversation_id,
         sourceKind: "api",
         by: "mcp",
-        scope: scope ?? requestScope,
+        scope: scopeFor(access, scope),
         signal: extra.signal,
       });
       return result(
@@ -98,7 +99,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices, reques
     guarded("correct_memory", deps.log, async ({ id, scope, ...fix }, extra) => {
       if (Object.values(fix).every((v) => v === undefined))
         throw new UserError("give at least one of content, importance, tags or supersedes", { param: "content" });
-      const memory = await deps.memory.correct(id, fix, "mcp", extra.signal, readableScopes(scope ?? requestScope));
+      const memory = await deps.memory.correct(id, fix, "mcp", extra.signal, readableScopes(scopeFor(access, scope)));
       if (!memory) throw new UserError(`no memory ${id}`, { status: 404, param: "id", code: "memory_not_found" });
       return result(memoryJson(memory), `Corrected memory ${id}: now version ${memory.version}.`);
     }),
@@ -156,7 +157,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices, reques
           ? projectScope(project)
           : session_id
             ? projectScope((session ?? (await deps.agents.session({ session_id }))).project)
-            : requestScope;
+            : undefined;
       const assembled = await assembleContext(deps.memory, {
         query,
         types,
@@ -164,7 +165,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices, reques
         limit,
         activeGhap,
         signal: extra.signal,
-        scopes: readableScopes(scope ?? (await sessionScope())),
+        scopes: readableScopes(scopeFor(access, scope ?? (await sessionScope()))),
       });
       return result({ ...assembled, token_count: assembled.token_estimate }, assembled.markdown);
     }),

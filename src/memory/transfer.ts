@@ -142,11 +142,19 @@ const BATCH = 64;
 export async function importMemories(
   deps: { pool: Pool; memory: Memory },
   lines: readonly string[],
-  opts: { firstLine?: number; scope?: string; signal?: AbortSignal } = {},
+  opts: { firstLine?: number; scope?: string; allowed?: readonly string[] | null; signal?: AbortSignal } = {},
 ): Promise<ImportReport> {
   const { firstLine = 1, scope = DEFAULT_SCOPE, signal } = opts;
+  // A line naming a scope its API key may not open is refused like any other bad line.
+  const open = (p: Parsed): Parsed =>
+    "memory" in p && opts.allowed && !opts.allowed.includes(p.memory.scope ?? scope)
+      ? { line: p.line, error: `scope ${JSON.stringify(p.memory.scope)} is not open to this API key` }
+      : p;
   const report: ImportReport = { added: 0, skipped: 0, refused: [] };
-  const parsed = lines.flatMap((text, i) => parseLine(text, firstLine + i, scope) ?? []);
+  const parsed = lines.flatMap((text, i) => {
+    const p = parseLine(text, firstLine + i, scope);
+    return p ? [open(p)] : [];
+  });
   for (let i = 0; i < parsed.length; i += BATCH) {
     signal?.throwIfAborted();
     const batch: { line: number; memory: ImportedMemory & { id: string } }[] = [];

@@ -1,4 +1,5 @@
 // Building blocks of every process: each role starts what it needs and registers how to stop it.
+import { serverKeys } from "../config.js";
 import { recordPresenceTtl } from "../db/sql/activity.js";
 import { workersContextSize } from "../db/sql/workers.js";
 import { AgentSessions } from "../agents/sessions.js";
@@ -30,7 +31,7 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
     maxTokens: config.maxTokens,
     bodyLimit: config.bodyLimit,
     pollMs: config.pollMs,
-    apiKey: config.apiKey,
+    apiKeys: serverKeys(config),
     mcpAllowedOrigins: config.mcpAllowedOrigins,
     workerStaleMs: config.heartbeatMs * 5,
     dreamDefaults: defaultDreamSettings(config),

@@ -17,7 +17,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
  * protocol (src/tools/: types and checks that the requests, the stored turn and the engine all
  * speak). It imports nothing but itself.
  */
-const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "scope", "types", "tools"];
+const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "scope", "api-keys", "types", "tools"];
 const DOMAIN = ["agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"];
 /** What each part imports besides itself and BASE. Nothing imports `cli`, the top. */
 const MAY_IMPORT: Record<string, readonly string[]> = {

@@ -128,3 +128,12 @@ export async function lockConversation(db: Queryable, id: string): Promise<boole
   const res = await db.query("select 1 from conversations where id = $1 for update", [id]);
   return (res.rowCount ?? 0) > 0;
 }
+
+/** The scope of a turn's conversation; undefined when there is no such turn. */
+export async function turnScope(db: Queryable, turnId: string): Promise<string | undefined> {
+  const res = await db.query<{ scope: string }>(
+    "select c.scope from turns t join conversations c on c.id = t.conversation_id where t.id = $1::uuid",
+    [turnId],
+  );
+  return res.rows[0]?.scope;
+}

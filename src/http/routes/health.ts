@@ -7,6 +7,7 @@ import { liveWorkers } from "../../db/sql/workers.js";
 import { INFERENCE_QUEUE } from "../../jobs/queue.js";
 import type { WebServices } from "../../web-services.js";
 import { PSYCHE_VERSION } from "../../version.js";
+import { presentedKey } from "../../api-keys.js";
 
 /** GET /health: the database, the queue, the inference worker. 503 when the database is down. */
 export function healthRoutes(deps: WebServices): Hono {
@@ -26,6 +27,9 @@ export function healthRoutes(deps: WebServices): Hono {
       presentClients(deps.pool, deps.presenceTtlSeconds),
     ]);
     const alive = workers.filter((w) => w.seconds_since_heartbeat * 1000 < deps.workerStaleMs);
+    // Behind keys, a caller without one learns only how the server is (not its clients or queue).
+    if (deps.apiKeys.length && !presentedKey(deps.apiKeys, c.req.header("authorization"), c.req.header("x-api-key")))
+      return c.json({ status: alive.length > 0 ? "ok" : "degraded" });
     return c.json({
       status: alive.length > 0 ? "ok" : "degraded",
       version: PSYCHE_VERSION,

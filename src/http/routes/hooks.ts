@@ -9,6 +9,8 @@ import { runHook } from "../../agents/hooks.js";
 import { fromZodError, UserError } from "../../errors.js";
 import type { WebServices } from "../../web-services.js";
 import { readJsonObject } from "../read-json.js";
+import { checkScope } from "../request-scope.js";
+import { projectScope } from "../../scope.js";
 
 const QuerySchema = z.object({ format: z.enum(["claude", "typed"]).default("claude") }).passthrough();
 
@@ -24,6 +26,8 @@ export function hookRoutes(deps: WebServices): Hono {
     if (!query.success) throw fromZodError(query.error);
     const input = HookInputSchemas[event].safeParse(await readJsonObject(c));
     if (!input.success) throw fromZodError(input.error);
+    // The project's path is the hook's scope: a key bound to scopes reaches only its own projects.
+    checkScope(c, projectScope((input.data as { cwd?: string }).cwd));
     const result = await runHook(
       { agents: deps.agents, memory: deps.memory, settings: deps.hooks },
       event,

@@ -4,8 +4,7 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { latestRun } from "../../db/sql/embedding-runs.js";
 import { memoryCounts, newestMemories, scopeOf } from "../../db/sql/memories.js";
-import { readableScopes } from "../../scope.js";
-import { namedScope, requestScope } from "../request-scope.js";
+import { keyScopes, namedScope, readableFor, requestScope } from "../request-scope.js";
 import { memoryJson } from "../../memory/memory-json.js";
 import { exportMemories, importMemories } from "../../memory/transfer.js";
 import type { WebServices } from "../../web-services.js";
@@ -54,14 +53,14 @@ export function memoryRoutes(deps: WebServices): Hono {
   /** The newest memories (their first 200 characters), for a glance; search finds the rest. */
   app.get("/v1/memories", async (c) => {
     const { limit } = parse(ListQuerySchema, c.req.query());
-    return c.json({ object: "list", data: await newestMemories(deps.pool, limit, readableScopes(requestScope(c))) });
+    return c.json({ object: "list", data: await newestMemories(deps.pool, limit, readableFor(c)) });
   });
 
   app.get("/v1/memories/search", async (c) => {
     const { q, k, include_superseded } = parse(SearchQuerySchema, c.req.query());
     const ranked = await deps.memory.search(q, k, c.req.raw.signal, {
       includeSuperseded: include_superseded,
-      scopes: readableScopes(requestScope(c)),
+      scopes: readableFor(c),
     });
     return c.json({
       object: "list",
@@ -87,7 +86,7 @@ export function memoryRoutes(deps: WebServices): Hono {
     const { embeddings } = parse(ExportQuerySchema, c.req.query());
     // A backup: every scope unless the request names one (then that scope's own memories).
     const scope = namedScope(c);
-    const lines = exportMemories(deps.pool, { embeddings, scopes: scope === undefined ? null : [scope] });
+    const lines = exportMemories(deps.pool, { embeddings, scopes: scope === undefined ? keyScopes(c) : [scope] });
     const encoder = new TextEncoder();
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -112,7 +111,12 @@ export function memoryRoutes(deps: WebServices): Hono {
   app.post("/v1/memories/import", async (c) => {
     const { first_line } = parse(ImportQuerySchema, c.req.query());
     const lines = (await c.req.text()).split(/\r?\n/);
-    const report = await importMemories(deps, lines, { firstLine: first_line, scope: requestScope(c), signal: c.req.raw.signal });
+    const report = await importMemories(deps, lines, {
+      firstLine: first_line,
+      scope: requestScope(c),
+      allowed: keyScopes(c),
+      signal: c.req.raw.signal,
+    });
     return c.json({ object: "memory.import", ...report });
   });
 
@@ -120,7 +124,7 @@ export function memoryRoutes(deps: WebServices): Hono {
   const readable = async (c: Context) => {
     const id = memoryId(c);
     const memory = await deps.memory.get(id);
-    if (!memory || !readableScopes(requestScope(c)).includes(memory.scope)) throw notFound(id);
+    if (!memory || !readableFor(c).includes(memory.scope)) throw notFound(id);
     return memory;
   };
 
@@ -133,7 +137,7 @@ export function memoryRoutes(deps: WebServices): Hono {
   app.patch("/v1/memories/:id", async (c) => {
     const id = memoryId(c);
     const fix = parse(CorrectMemorySchema, await readJsonObject(c));
-    const memory = await deps.memory.correct(id, fix, "api", c.req.raw.signal, readableScopes(requestScope(c)));
+    const memory = await deps.memory.correct(id, fix, "api", c.req.raw.signal, readableFor(c));
     if (!memory) throw notFound(id);
     return c.json(memoryJson(memory));
   });
@@ -142,7 +146,7 @@ export function memoryRoutes(deps: WebServices): Hono {
   app.get("/v1/memories/:id/history", async (c) => {
     const id = memoryId(c);
     const scope = await scopeOf(deps.pool, id);
-    const versions = scope !== undefined && readableScopes(requestScope(c)).includes(scope) ? await deps.memory.history(id) : [];
+    const versions = scope !== undefined && readableFor(c).includes(scope) ? await deps.memory.history(id) : [];
     if (!versions.length) throw notFound(id);
     return c.json({ object: "list", memory_id: id, data: versions.map((v) => ({ object: "memory.version", ...v })) });
   });
