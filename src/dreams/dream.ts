@@ -4,7 +4,16 @@
 // the next token, and what it had so far is kept.
 import { randomUUID } from "node:crypto";
 import type { Pool } from "../db/pool.js";
-import { checkpointDream, conversationSeeds, dreamSeeds, endDream, reflectionSources, scoreDream, startDream } from "../db/sql/dreams.js";
+import {
+  checkpointDream,
+  conversationSeeds,
+  dreamSeeds,
+  endDream,
+  reflectionSources,
+  reverieScope,
+  scoreDream,
+  startDream,
+} from "../db/sql/dreams.js";
 import type { MemoryKind } from "../db/sql/memories.js";
 import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
 import type { ReverieJob } from "../jobs/queue.js";
@@ -58,14 +67,24 @@ interface Plan {
   keepAs: (significance: number) => MemoryKind | null;
   /** The memories a result cites. */
   cites: (text: string) => string[];
+  /** The one scope it draws on, and keeps its result in (src/scope.ts). */
+  scope: string;
 }
 
 async function plan(deps: DreamDeps, job: ReverieJob): Promise<Plan> {
+  const scope = job.scope ?? (await reverieScope(deps.pool, job.kind === "idle" ? (job.conversationId ?? null) : null));
+  return { ...(await planIn(deps, job, scope)), scope };
+}
+
+async function planIn(deps: DreamDeps, job: ReverieJob, scope: string): Promise<Omit<Plan, "scope">> {
   const all = (seeds: Seed[]) => () => seeds.map((s) => s.id);
+  // One scope at a time: a project's dream turns over that project's memories only.
+  const own = [scope];
   switch (job.kind) {
     case "dream": {
-      const found = job.focus && deps.memory ? (await deps.memory.search(job.focus, 2)).map((r) => r.memory) : [];
-      const seeds = dedupe([...found, ...(await dreamSeeds(deps.pool, 2))]);
+      const found =
+        job.focus && deps.memory ? (await deps.memory.search(job.focus, 2, undefined, { scopes: own })).map((r) => r.memory) : [];
+      const seeds = dedupe([...found, ...(await dreamSeeds(deps.pool, 2, scope))]);
       const keepAs = (s: number): MemoryKind | null => (s >= DREAM_MEMORY_THRESHOLD ? "dream" : null);
       return {
         seeds,
@@ -77,14 +96,16 @@ async function plan(deps: DreamDeps, job: ReverieJob): Promise<Plan> {
       };
     }
     case "idle": {
-      const seeds = job.conversationId ? await conversationSeeds(deps.pool, job.conversationId, 3) : await dreamSeeds(deps.pool, 1);
+      const seeds = job.conversationId ? await conversationSeeds(deps.pool, job.conversationId, 3) : await dreamSeeds(deps.pool, 1, scope);
       const keepAs = (s: number): MemoryKind | null => (s >= DREAM_MEMORY_THRESHOLD ? "insight" : null);
       const focus = job.conversationId ? `conversation ${job.conversationId}` : null;
       return { seeds, messages: idleThoughtPrompt(seeds), temperature: job.temperature ?? 0.9, focus, keepAs, cites: all(seeds) };
     }
     case "reflect": {
       const seeds =
-        job.focus && deps.memory ? (await deps.memory.recall(job.focus, 8)).map((r) => r.memory) : await reflectionSources(deps.pool, 8);
+        job.focus && deps.memory
+          ? (await deps.memory.recall(job.focus, 8, undefined, own)).map((r) => r.memory)
+          : await reflectionSources(deps.pool, 8, scope);
       // A reflection is deliberate: what it concludes is kept, cited, whatever its score.
       return {
         seeds,
@@ -116,6 +137,7 @@ export async function runDream(
     seedMemoryIds: p.seeds.map((s) => s.id),
     model: deps.engine.modelName,
     workerId: deps.workerId,
+    scope: p.scope,
   });
   let result: { text: string; completionTokens: number };
   // Every few seconds the text so far goes to the journal entry.
@@ -207,6 +229,7 @@ async function reflectOn(deps: DreamDeps, journalId: string, text: string, p: Pl
       sourceKind: "dream",
       sourceId: journalId,
       citations: p.cites(text),
+      scope: p.scope,
     });
   // After the memory, so that the journal's "reverie.finished" event can say whether it became one (migrations/000013_events.sql).
   await scoreDream(deps.pool, journalId, scored);

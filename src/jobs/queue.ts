@@ -1,5 +1,6 @@
 // pg-boss set-up: the inference worker's queue, ordered by priority (docs/dreams.md), and
 // the memory worker's two.
+import { ScopeSchema } from "../scope.js";
 import PgBoss from "pg-boss";
 import { z } from "zod";
 import type { Logger } from "../log.js";
@@ -23,6 +24,8 @@ export const Priority = {
 export const ChatJobSchema = z.object({ kind: z.literal("chat"), turnId: z.string().uuid() });
 export type ChatJob = z.infer<typeof ChatJobSchema>;
 const focus = z.string().max(500).nullish();
+/** The scope a reverie draws on (src/scope.ts); unset: the scope of the newest memory, or the idle thought's conversation's. */
+const scope = ScopeSchema.nullish();
 const budget = {
   /** Token budget. */
   maxTokens: z.number().int().positive().max(8192).default(512),
@@ -36,14 +39,14 @@ const budget = {
   temperature: z.number().min(0).max(2).optional(),
 };
 /** A dream: seeded with recent, important and random memories, at a high temperature. */
-export const DreamJobSchema = z.object({ kind: z.literal("dream"), focus, ...budget });
+export const DreamJobSchema = z.object({ kind: z.literal("dream"), focus, scope, ...budget });
 export type DreamJob = z.infer<typeof DreamJobSchema>;
 /** A short thought about a conversation gone quiet. */
 // Conversation ids are the client's (conversation-id.ts), not always UUIDs: "conv-1" is one.
-export const IdleThoughtJobSchema = z.object({ kind: z.literal("idle"), conversationId: ConversationIdSchema.nullish(), ...budget });
+export const IdleThoughtJobSchema = z.object({ kind: z.literal("idle"), conversationId: ConversationIdSchema.nullish(), scope, ...budget });
 export type IdleThoughtJob = z.infer<typeof IdleThoughtJobSchema>;
 /** A reflection (Generative Agents): insights drawn from recent memories, or from those about `focus`. */
-export const ReflectJobSchema = z.object({ kind: z.literal("reflect"), focus, ...budget });
+export const ReflectJobSchema = z.object({ kind: z.literal("reflect"), focus, scope, ...budget });
 export type ReflectJob = z.infer<typeof ReflectJobSchema>;
 /** Everything the worker runs on its dream sequence. */
 export type ReverieJob = DreamJob | IdleThoughtJob | ReflectJob;

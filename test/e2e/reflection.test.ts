@@ -81,6 +81,33 @@ t.test("a batch of reflections: each journaled, each insight citing the memories
   t.ok([...listed.body.data, ...next.body.data].every((r: any) => r.kind === "reflect"));
 });
 
+t.test("a reflection draws on one scope's memories and keeps its insight in that scope", async (t) => {
+  const scoped = async (content: string, scope: string) =>
+    (
+      await fetch(`${psyche.url}/v1/memories`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-psyche-scope": scope },
+        body: JSON.stringify({ content, importance: 0.7 }),
+      }).then((r) => r.json() as Promise<any>)
+    ).id as string;
+  const mine = [await scoped("The glaze recipe needs more feldspar", "/p/pottery"), await scoped("The kiln cracked a bowl", "/p/pottery")];
+  const theirs = await scoped("The tax return is due in April", "/p/accounts");
+  const queued = await call("POST", "/dream/jobs", { kind: "reflect", max_tokens: 16, scope: "/p/pottery" });
+  t.equal(queued.status, 202);
+  const job = await finished(queued.body.data[0].id);
+  const entry = job.journal[0];
+  t.match(entry, { kind: "reflect", status: "done", scope: "/p/pottery" });
+  t.same([...entry.seed_memory_ids].sort(), [...mine].sort(), "the scope's own memories, none of another's");
+  t.notOk(entry.seed_memory_ids.includes(theirs));
+  const insight = await until(
+    "the scoped insight",
+    async () => (await pool.query("select scope from memories where kind = 'insight' and source_id = $1", [entry.id])).rows[0],
+  );
+  t.equal(insight.scope, "/p/pottery", "kept in the scope it drew on");
+  const bad = await call("POST", "/dream/jobs", { kind: "consolidate", scope: "/p/pottery" });
+  t.equal(bad.status, 400, "consolidation is of the whole store");
+});
+
 t.test("bad job requests: OpenAI's error shape; unknown jobs are 404", async (t) => {
   const before = (await pool.query("select count(*)::int as n from pgboss.job where name like 'psyche-%' and data->>'kind' <> 'tick'"))
     .rows[0].n;

@@ -1,3 +1,4 @@
+import { DEFAULT_SCOPE } from "../../scope.js";
 import type { Queryable } from "../pool.js";
 
 export const JOURNAL_KINDS = ["dream", "reflect", "idle", "consolidate"] as const;
@@ -34,11 +35,14 @@ export async function startDream(
     seedMemoryIds: string[];
     model: string;
     workerId?: string | undefined;
+    /** The scope it draws on; default: default. */
+    scope?: string | undefined;
   },
 ): Promise<void> {
   await db.query(
-    `insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id) values ($1, $2, $3, $4, $5::uuid[], $6, $7)`,
-    [d.id, d.kind ?? "dream", d.jobId, d.focus, d.seedMemoryIds, d.model, d.workerId ?? null],
+    `insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id, scope)
+     values ($1, $2, $3, $4, $5::uuid[], $6, $7, coalesce($8, 'default'))`,
+    [d.id, d.kind ?? "dream", d.jobId, d.focus, d.seedMemoryIds, d.model, d.workerId ?? null, d.scope ?? null],
   );
 }
 
@@ -129,14 +133,14 @@ export async function chatsWaiting(db: Queryable): Promise<number> {
 }
 
 /** Dream seeds: the most recent, the most important, and a few at random. */
-export async function dreamSeeds(db: Queryable, each: number): Promise<{ id: string; content: string }[]> {
+export async function dreamSeeds(db: Queryable, each: number, scope: string = DEFAULT_SCOPE): Promise<{ id: string; content: string }[]> {
   const res = await db.query<{ id: string; content: string }>(
-    `(select id, content from memories where deleted_at is null and kind <> 'dream' order by created_at desc limit $1)
+    `(select id, content from memories where deleted_at is null and scope = $2 and kind <> 'dream' order by created_at desc limit $1)
      union
-     (select id, content from memories where deleted_at is null and kind <> 'dream' order by importance desc limit $1)
+     (select id, content from memories where deleted_at is null and scope = $2 and kind <> 'dream' order by importance desc limit $1)
      union
-     (select id, content from memories where deleted_at is null order by random() limit $1)`,
-    [each],
+     (select id, content from memories where deleted_at is null and scope = $2 order by random() limit $1)`,
+    [each, scope],
   );
   return res.rows;
 }
@@ -157,12 +161,16 @@ export async function conversationSeeds(db: Queryable, conversationId: string, t
 const LAST_REFLECTION = `coalesce((select max(started_at) from dream_journal where kind = 'reflect' and status = 'done'), '-infinity')`;
 
 /** What a reflection draws on: the most important memories since the last one (not dreams). */
-export async function reflectionSources(db: Queryable, limit: number): Promise<{ id: string; content: string }[]> {
+export async function reflectionSources(
+  db: Queryable,
+  limit: number,
+  scope: string = DEFAULT_SCOPE,
+): Promise<{ id: string; content: string }[]> {
   const res = await db.query<{ id: string; content: string }>(
     `select id, content from memories
-     where deleted_at is null and kind <> 'dream' and created_at > ${LAST_REFLECTION}
+     where deleted_at is null and scope = $2 and kind <> 'dream' and created_at > ${LAST_REFLECTION}
      order by importance desc, created_at desc limit $1`,
-    [limit],
+    [limit, scope],
   );
   return res.rows;
 }
@@ -250,4 +258,17 @@ export async function quietMoment(db: Queryable, startedAt: Date, presenceTtlSec
     [startedAt, presenceTtlSeconds],
   );
   return res.rows[0]!;
+}
+
+/**
+ * The scope a reverie draws on when its job names none: an idle thought's conversation's, else
+ * the scope of the newest memory (where the last thing happened).
+ */
+export async function reverieScope(db: Queryable, conversationId: string | null): Promise<string> {
+  const res = await db.query<{ scope: string }>(
+    `select coalesce((select scope from conversations where id = $1),
+                     (select scope from memories where deleted_at is null order by created_at desc limit 1), 'default') as scope`,
+    [conversationId],
+  );
+  return res.rows[0]?.scope ?? DEFAULT_SCOPE;
 }

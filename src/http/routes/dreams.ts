@@ -1,5 +1,6 @@
 // Dream jobs (dream, reflect, consolidate, in batches), their status, the dream journal, the
 // dream state, and waking. Settings and do-not-disturb are in dream-config.ts.
+import { ScopeSchema } from "../../scope.js";
 import { Hono } from "hono";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
@@ -22,9 +23,11 @@ const DreamJobsRequestSchema = z
     count: z.number().int().min(1).max(20).default(1),
     focus: z.string().trim().min(1).max(500).optional(),
     max_tokens: z.number().int().positive().max(8192).optional(),
+    /** The one scope it draws on (default: where the newest memory is). */
+    scope: ScopeSchema.optional(),
   })
-  .refine((r) => r.kind !== "consolidate" || (r.focus === undefined && r.max_tokens === undefined), {
-    message: "a consolidation takes neither focus nor max_tokens",
+  .refine((r) => r.kind !== "consolidate" || (r.focus === undefined && r.max_tokens === undefined && r.scope === undefined), {
+    message: "a consolidation takes neither focus, max_tokens nor scope",
     path: ["kind"],
   });
 
@@ -54,7 +57,7 @@ export function dreamRoutes(deps: WebServices): Hono {
   app.post("/dream/jobs", async (c) => {
     const parsed = DreamJobsRequestSchema.safeParse(await readJsonObject(c));
     if (!parsed.success) throw fromZodError(parsed.error);
-    const { kind, count, focus } = parsed.data;
+    const { kind, count, focus, scope } = parsed.data;
     const { settings } = await readDreamSettings(deps.pool, deps.dreamDefaults);
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
@@ -63,7 +66,10 @@ export function dreamRoutes(deps: WebServices): Hono {
         const job: ConsolidateJob = { kind };
         id = await deps.boss.send(MAINTENANCE_QUEUE, job, { id: randomUUID(), priority: Priority.maintenance, retryLimit: 2 });
       } else {
-        id = await queueReverie(deps, buildReverie(settings, { kind, focus, maxTokens: parsed.data.max_tokens }));
+        id = await queueReverie(deps, {
+          ...buildReverie(settings, { kind, focus, maxTokens: parsed.data.max_tokens }),
+          scope: scope ?? null,
+        });
       }
       if (!id) throw new ApiError(503, "service_unavailable", "the queue did not accept the job");
       ids.push(id);
