@@ -39,7 +39,10 @@ t.test("a restart with a GGUF embedding model re-embeds them all", async (t) => 
   t.match(status.reembedding, { embedder: id, status: "done", total: 40, done: 40 });
   t.same(status.memories.by_embedder, { [id]: 40 });
   t.ok(seen.size >= 1, `progress observed: ${[...seen].join(", ")}`);
-  const job = await psyche.db.pool.query("select name, priority, state from pgboss.job where name = 'psyche-maintenance'");
+  // The re-embedding job, not a maintenance tick the cron may have queued meanwhile.
+  const job = await psyche.db.pool.query(
+    "select name, priority, state from pgboss.job where name = 'psyche-maintenance' and data->>'kind' = 'reembed'",
+  );
   t.match(job.rows[0], { name: "psyche-maintenance", priority: 10, state: "completed" });
 
   // A vector from another embedder (different size, even) is never compared: the search runs,

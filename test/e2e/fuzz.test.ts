@@ -15,7 +15,7 @@ const rows = async () =>
     await pool.query(
       `select (select count(*) from conversations) as conversations, (select count(*) from messages) as messages, (select count(*) from turns) as turns, (select count(*) from responses) as responses,
          (select count(*) from memories) as memories, (select count(*) from dream_journal) as journal, (select count(*) from emotion_log) as moods,
-         (select count(*) from pgboss.job where name <> 'psyche-maintenance') as jobs, (select overrides::text || coalesce(dnd_until::text, '') from dream_settings) as settings`,
+         (select count(*) from pgboss.job where name in ('psyche-inference', 'psyche-memory')) as jobs, (select overrides::text || coalesce(dnd_until::text, '') from dream_settings) as settings`,
     )
   ).rows[0];
 
