@@ -71,7 +71,7 @@ export async function* exportMemories(
   pool: Pool,
   opts: { embeddings: boolean; pageSize?: number; scopes?: readonly string[] | null },
 ): AsyncGenerator<string> {
-  let after: { created_at: Date; id: string } | null = null;
+  let after: string | null = null;
   for (;;) {
     const page = await memoriesInOrder(pool, after, opts.pageSize ?? 200, opts.embeddings, opts.scopes ?? null);
     if (!page.length) return;
@@ -80,8 +80,7 @@ export async function* exportMemories(
       page.map((m) => m.id),
     );
     for (const m of page) yield exportLine(m, histories.get(m.id) ?? []);
-    const last = page.at(-1)!;
-    after = { created_at: last.created_at, id: last.id };
+    after = page.at(-1)!.id;
   }
 }
 

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startPsyche } from "../helpers/psyche.js";
 import { CLI, runCli } from "../helpers/processes.js";
+import { exportMemories } from "../../src/memory/transfer.js";
 
 if (!existsSync(CLI)) {
   t.fail(`${CLI} is missing: run npm run build (npm test does)`);
@@ -90,6 +91,11 @@ t.test("export, import into an empty server, export again: the same memories and
     ],
   });
   t.match(exported.get(old.id), { superseded_by: String, history: [{ change: "created" }, { change: "superseded" }] });
+
+  // Page by page, each memory once: small pages over the same store give the same lines.
+  const paged: string[] = [];
+  for await (const line of exportMemories(a.db.pool, { embeddings: false, pageSize: 4 })) paged.push(JSON.parse(line).id);
+  t.same(paged, [...exported.keys()], "small pages: the same memories, once each, in order");
 
   const imported = await cli(["memory", "import", first, "--server-url", b.url]);
   t.equal(imported.code, 0, imported.out);

@@ -201,20 +201,25 @@ export async function memoryExists(db: Queryable, id: string): Promise<boolean> 
   return (res.rowCount ?? 0) > 0;
 }
 
-/** Live memories (of `scopes`, or all) in the order they were made, `limit` after the one at `after` (export pages). */
+/**
+ * Live memories (of `scopes`, or all) in the order they were made, `limit` after the memory
+ * `afterId` (export pages). The page boundary is read from the row itself: a time that went
+ * through a JS Date lost its microseconds, and would find its own row again.
+ */
 export async function memoriesInOrder(
   db: Queryable,
-  after: { created_at: Date; id: string } | null,
+  afterId: string | null,
   limit: number,
   withEmbedding: boolean,
   scopes: readonly string[] | null = null,
 ): Promise<(MemoryRow & { embedding?: string })[]> {
   const res = await db.query<MemoryRow & { embedding?: string }>(
     `select ${COLUMNS}${withEmbedding ? ", embedding::text as embedding" : ""} from memories
-     where deleted_at is null and ($1::timestamptz is null or (created_at, id) > ($1::timestamptz, $2::uuid))
-       and ($4::text[] is null or scope = any($4))
-     order by created_at, id limit $3`,
-    [after?.created_at ?? null, after?.id ?? null, limit, scopes],
+     where deleted_at is null
+       and ($1::uuid is null or (created_at, id) > (select a.created_at, a.id from memories a where a.id = $1::uuid))
+       and ($3::text[] is null or scope = any($3))
+     order by created_at, id limit $2`,
+    [afterId, limit, scopes],
   );
   return res.rows;
 }
