@@ -11,8 +11,13 @@ const pool = psyche.db.pool;
 const auth = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dreams = async () => (await pool.query("select count(*)::int as n from dream_journal where kind = 'dream'")).rows[0].n as number;
+// With the key: behind keys, /health without one says only how the server is.
 const lastRequest = async () =>
-  ((await (await fetch(`${psyche.url}/health`)).json()) as { last_request_at: string | null }).last_request_at;
+  (
+    (await (await fetch(`${psyche.url}/health`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as {
+      last_request_at: string | null;
+    }
+  ).last_request_at;
 
 t.test("an agent using memory and MCP, with no chat, keeps Psyche from dreaming", async (t) => {
   await fetch(`${psyche.url}/dream/config`, {
