@@ -15,7 +15,8 @@ declare module "hono" {
   }
 }
 
-const keyScopesOf = (c: Context): readonly string[] | null => c.get("keyScopes") ?? null;
+/** The scopes the request's API key may open, or null for every scope. */
+export const keyScopes = (c: Context): readonly string[] | null => c.get("keyScopes") ?? null;
 
 const outOfKey = (scope: string, allowed: readonly string[]) =>
   new UserError(`this API key is bound to the scopes ${allowed.map((s) => JSON.stringify(s)).join(", ")}, not ${JSON.stringify(scope)}`, {
@@ -27,30 +28,27 @@ const outOfKey = (scope: string, allowed: readonly string[]) =>
 /** The scope the request names, or undefined when it names none. Refused (403) outside its key's scopes. */
 export function namedScope(c: Context): string | undefined {
   const named = scopeNamed(c.req.header("x-psyche-scope"), c.req.query("scope"));
-  const allowed = keyScopesOf(c);
+  const allowed = keyScopes(c);
   if (named !== undefined && allowed && !allowed.includes(named)) throw outOfKey(named, allowed);
   return named;
 }
 
 /** The request's scope: the one it names, else its key's first, else default. */
-export const requestScope = (c: Context): string => namedScope(c) ?? keyScopesOf(c)?.[0] ?? DEFAULT_SCOPE;
+export const requestScope = (c: Context): string => namedScope(c) ?? keyScopes(c)?.[0] ?? DEFAULT_SCOPE;
 
 /** What the request reads: its scope and default's, within its key's scopes (which always read default). */
 export const readableFor = (c: Context): string[] => readableScopes(requestScope(c));
 
-/** The scopes a key may open, or null for every scope (an export without a named scope). */
-export const keyScopes = keyScopesOf;
-
 /** A scope a request's content names (an import line, a hook's project): refused outside its key's scopes. */
 export function checkScope(c: Context, scope: string): string {
-  const allowed = keyScopesOf(c);
+  const allowed = keyScopes(c);
   if (allowed && !allowed.includes(scope)) throw outOfKey(scope, allowed);
   return scope;
 }
 
 /** Middleware: refuses a key bound to scopes on a route that does not keep scopes apart yet. */
 export async function unscopedRoute(c: Context, next: Next): Promise<void> {
-  if (keyScopesOf(c))
+  if (keyScopes(c))
     throw new UserError(`${c.req.path} is not kept apart by scope yet: it needs an API key that opens every scope`, {
       status: 403,
       code: "scope_not_allowed",
@@ -61,7 +59,7 @@ export async function unscopedRoute(c: Context, next: Next): Promise<void> {
 /** Middleware: a turn (or response) of a conversation outside a bound key's scopes is not there for it. */
 export function turnInKeyScopes(deps: Pick<WebServices, "pool">, idOf: (c: Context) => string) {
   return async (c: Context, next: Next): Promise<void> => {
-    const allowed = keyScopesOf(c);
+    const allowed = keyScopes(c);
     if (allowed) {
       const scope = await turnScope(deps.pool, idOf(c)).catch(() => undefined);
       if (scope !== undefined && ![...allowed, DEFAULT_SCOPE].includes(scope))
