@@ -80,20 +80,28 @@ t.test("a real server's inner life, drawn and live", async (t) => {
   await until("three mood changes", async () =>
     (await psyche.db.pool.query("select count(*)::int as n from emotion_log")).rows[0].n >= 3 ? true : undefined,
   );
-  const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 3000 });
-  const jobId = ((await queued.json()) as any).data[0].id;
-  await until("the dream to start", async () =>
-    (await psyche.db.pool.query("select 1 from dream_journal where job_id = $1 and status = 'dreaming'", [jobId])).rowCount
-      ? true
-      : undefined,
-  );
-
   const { page, problems } = await openPage(psyche.url);
   await page.waitForSelector("#mood-chart canvas");
   await page.waitForSelector('#live[data-live="true"]');
-  await page.waitForFunction(() => document.querySelectorAll("#journal li").length >= 1);
   await page.waitForFunction(() => document.querySelectorAll("#memories li").length >= 3);
-  t.equal(await page.$eval("#state", (e) => e.textContent), "dreaming", "the state badge shows the dream");
+
+  // The dream starts once the page is open, so the badge is seen to change live; a dream of
+  // the tiny model's 3,000 tokens lasts about 5 s, shorter than a slow machine takes to load
+  // a page, which made reading the badge after the load a race.
+  const queued = await post("/dream/jobs", { kind: "dream", max_tokens: 8192 });
+  const jobId = ((await queued.json()) as any).data[0].id;
+  await until("the dream to start", async () =>
+    (await psyche.db.pool.query("select 1 from dream_journal where job_id = $1", [jobId])).rowCount ? true : undefined,
+  );
+  const badge = await page
+    .waitForFunction(() => document.querySelector("#state")!.textContent === "dreaming", { timeout: 20_000 })
+    .then(() => "dreaming")
+    .catch(
+      async () =>
+        `${await page.$eval("#state", (e) => e.textContent)} (the dream: ${JSON.stringify((await psyche.db.pool.query("select status, tokens from dream_journal where job_id = $1", [jobId])).rows[0])})`,
+    );
+  t.equal(badge, "dreaming", "the state badge shows the dream, live");
+  await page.waitForFunction(() => document.querySelectorAll("#journal li").length >= 1);
   t.ok((await pixelsOf(page, [208, 96, 43])) > 20, "the valence line is drawn");
   t.ok((await pixelsOf(page, [43, 123, 208])) > 20, "the arousal line is drawn");
   t.equal(

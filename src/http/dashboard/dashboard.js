@@ -135,8 +135,13 @@ function showState(state) {
   $("state").textContent = state;
 }
 
+// Every event asks for the status again; answers can come back out of order, so only the
+// newest request's answer is shown (an older one would put back a state already left).
+let statusAsked = 0;
 async function loadStatus() {
+  const asked = ++statusAsked;
   const [status, health] = await Promise.all([api("/dream/status"), api("/health")]);
+  if (asked !== statusAsked) return;
   showState(status.state);
   $("workers").textContent = health.worker.alive
     ? `${health.worker.workers.length} worker${health.worker.workers.length === 1 ? "" : "s"} up`
