@@ -10,7 +10,7 @@
 // Each tick also records the clients' leaving (the `client.left` event) once a minute is quiet.
 import type PgBoss from "pg-boss";
 import { inTransaction, type Pool } from "../db/pool.js";
-import { importanceSinceReflection, type QuietMoment, quietMoment } from "../db/sql/dreams.js";
+import { experienceSinceReflection, type QuietMoment, quietMoment } from "../db/sql/dreams.js";
 import { queueBusy } from "../db/sql/pgboss-jobs.js";
 import { noteDeparture } from "../db/sql/events.js";
 import type { SignalBus } from "../jobs/bus.js";
@@ -91,7 +91,10 @@ export class DreamScheduler {
         if (!settings.enabled) return undefined;
         const busy = await queueBusy(client, INFERENCE_QUEUE);
         const m: Moment = { ...(await quietMoment(client, this.startedAt, this.deps.presenceTtlSeconds)), busy, dnd: dndUntil !== null };
-        const job = due(settings, m, m.busy ? 0 : await importanceSinceReflection(client));
+        const experience = m.busy ? { importance: 0, scope: null } : await experienceSinceReflection(client);
+        const next = due(settings, m, experience.importance);
+        // A reflection turns over one scope: the one where most happened since the last.
+        const job = next?.kind === "reflect" && experience.scope ? { ...next, scope: experience.scope } : next;
         if (!job) return undefined;
         const id = await queueReverie(this.deps, job, client);
         return id ? { id, kind: job.kind } : undefined;

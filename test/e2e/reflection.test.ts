@@ -137,7 +137,7 @@ t.test("bad job requests: OpenAI's error shape; unknown jobs are 404", async (t)
   }
 });
 
-t.test("reflection starts by itself when the new memories' importance adds up", async (t) => {
+t.test("reflection starts by itself when the new memories' importance adds up, in the scope where most happened", async (t) => {
   await call("PATCH", "/dream/config", {
     enabled: true,
     reflection_threshold: 1.5,
@@ -147,17 +147,24 @@ t.test("reflection starts by itself when the new memories' importance adds up", 
     reflection_max_tokens: 16,
   });
   const before = (await pool.query("select count(*)::int as n from dream_journal where kind = 'reflect'")).rows[0].n;
-  const cats = [
-    await remember("Bruno adopted a grey cat called Pixel", 0.5),
-    await remember("Pixel the cat sleeps on Bruno's keyboard", 0.5),
-  ];
+  const inCats = async (content: string, importance: number) =>
+    (
+      await fetch(`${psyche.url}/v1/memories`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-psyche-scope": "/p/cats" },
+        body: JSON.stringify({ content, importance }),
+      }).then((r) => r.json() as Promise<any>)
+    ).id as string;
+  const cats = [await inCats("Bruno adopted a grey cat called Pixel", 0.5), await inCats("Pixel the cat sleeps on Bruno's keyboard", 0.5)];
   await new Promise((r) => setTimeout(r, 1500));
   t.equal(
     (await pool.query("select count(*)::int as n from dream_journal where kind = 'reflect'")).rows[0].n,
     before,
     "not below the threshold",
   );
-  cats.push(await remember("Bruno laughs about Pixel every morning", 0.6));
+  cats.push(await inCats("Bruno laughs about Pixel every morning", 0.45));
+  // The last straw is in another scope: the newest memory's scope is not the one to reflect on.
+  await remember("The bakery on the corner opens at seven", 0.3);
   const row = await until(
     "a reflection by itself",
     async () =>
@@ -165,8 +172,9 @@ t.test("reflection starts by itself when the new memories' importance adds up", 
         .rows[0],
   );
   t.ok(row, "it drew on the three new memories");
+  t.equal(row.scope, "/p/cats", "in the scope that holds most of what happened since the last reflection");
   const job = await pool.query("select priority, data from pgboss.job where id = $1", [row.job_id]);
-  t.match(job.rows[0], { priority: 20, data: { kind: "reflect", maxTokens: 16 } });
+  t.match(job.rows[0], { priority: 20, data: { kind: "reflect", maxTokens: 16, scope: "/p/cats" } });
   await call("PATCH", "/dream/config", { enabled: false });
 });
 

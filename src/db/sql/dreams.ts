@@ -157,10 +157,10 @@ export async function conversationSeeds(db: Queryable, conversationId: string, t
   return res.rows;
 }
 
-/** The last finished reflection began here (null: never). */
+/** The last finished reflection of any scope began here ('-infinity': never). */
 const LAST_REFLECTION = `coalesce((select max(started_at) from dream_journal where kind = 'reflect' and status = 'done'), '-infinity')`;
 
-/** What a reflection draws on: the most important memories since the last one (not dreams). */
+/** What a reflection in scope $2 draws on: the most important memories since that scope's last one (not dreams). */
 export async function reflectionSources(
   db: Queryable,
   limit: number,
@@ -168,20 +168,27 @@ export async function reflectionSources(
 ): Promise<{ id: string; content: string }[]> {
   const res = await db.query<{ id: string; content: string }>(
     `select id, content from memories
-     where deleted_at is null and scope = $2 and kind <> 'dream' and created_at > ${LAST_REFLECTION}
+     where deleted_at is null and scope = $2 and kind <> 'dream'
+       and created_at > coalesce((select max(started_at) from dream_journal where kind = 'reflect' and status = 'done' and scope = $2), '-infinity')
      order by importance desc, created_at desc limit $1`,
     [limit, scope],
   );
   return res.rows;
 }
 
-/** The summed importance of experience (episodic and semantic memories) since the last reflection. */
-export async function importanceSinceReflection(db: Queryable): Promise<number> {
-  const res = await db.query<{ sum: number }>(
-    `select coalesce(sum(importance), 0)::float8 as sum from memories
-     where deleted_at is null and kind in ('episodic', 'semantic') and created_at > ${LAST_REFLECTION}`,
+/**
+ * The summed importance of experience (episodic and semantic memories) since the last
+ * reflection, and the scope that holds the most of it: the one to reflect on. The window is the
+ * server's (any scope's reflection closes it), so the scheduler's look stays a read of recent
+ * memories; the chosen scope's reflection then draws on everything since its own last one.
+ */
+export async function experienceSinceReflection(db: Queryable): Promise<{ importance: number; scope: string | null }> {
+  const res = await db.query<{ scope: string; sum: number }>(
+    `select scope, sum(importance)::float8 as sum from memories
+     where deleted_at is null and kind in ('episodic', 'semantic') and created_at > ${LAST_REFLECTION}
+     group by scope order by sum desc, scope`,
   );
-  return res.rows[0]?.sum ?? 0;
+  return { importance: res.rows.reduce((a, r) => a + r.sum, 0), scope: res.rows[0]?.scope ?? null };
 }
 
 export interface DreamState {
