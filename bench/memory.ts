@@ -125,6 +125,7 @@ export async function benchStore(base: Config, log: Logger, spec: EmbedSpec, thr
               weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 },
               recencyHalfLifeHours: 24,
               minSimilarity: 0.1,
+              conversationSeats: 0.5,
             },
             duplicateSimilarity: 0.95,
           },

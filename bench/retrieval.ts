@@ -30,6 +30,8 @@ export interface QueryResult {
   evidenceTurns: number;
   evidenceSessions: number;
   psyche: Found;
+  /** The same search ranked by score alone (no conversation seats, memory/ranking.ts). */
+  byScore: Found;
   bm25: Found;
   psycheTop: string[];
   bm25Top: string[];
@@ -52,6 +54,7 @@ export interface RetrievalResult {
   /** Queries with at least one evidence turn found in the dialogue (the turn-level figures use these). */
   queriesWithTurnEvidence: number;
   psyche: Recall;
+  byScore: Recall;
   bm25: Recall;
   byCategory: Record<string, { psyche: Recall; bm25: Recall }>;
   searchMs: { p50: number; p95: number };
@@ -69,7 +72,7 @@ function found(top: readonly string[], evidenceTurns: readonly string[], evidenc
   return f;
 }
 
-export function summarise(rows: readonly QueryResult[], side: "psyche" | "bm25"): Recall {
+export function summarise(rows: readonly QueryResult[], side: "psyche" | "byScore" | "bm25"): Recall {
   const withTurns = rows.filter((r) => r.evidenceTurns > 0);
   const withSessions = rows.filter((r) => r.evidenceSessions > 0);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
@@ -134,6 +137,7 @@ export async function benchRetrieval(
         const t = performance.now();
         const ranked = await psyche.mem.memory.search(q.text, 10);
         searchTimes.push(performance.now() - t);
+        const byScore = await psyche.mem.memory.search(q.text, 10, undefined, { conversationSeats: 0 });
         const psycheTop = ranked.flatMap((r) => keysOf.get(r.memory.id) ?? []);
         const bm25Top = bm25.search(q.text, 10).map((d) => bm25Keys[d]!);
         rows.push({
@@ -143,6 +147,11 @@ export async function benchRetrieval(
           evidenceTurns: q.evidenceTurns.length,
           evidenceSessions: q.evidenceSessions.length,
           psyche: found(psycheTop, q.evidenceTurns, q.evidenceSessions),
+          byScore: found(
+            byScore.flatMap((r) => keysOf.get(r.memory.id) ?? []),
+            q.evidenceTurns,
+            q.evidenceSessions,
+          ),
           bm25: found(bm25Top, q.evidenceTurns, q.evidenceSessions),
           psycheTop: psycheTop.slice(0, 10),
           bm25Top,
@@ -163,6 +172,7 @@ export async function benchRetrieval(
     queries: rows.length,
     queriesWithTurnEvidence: rows.filter((r) => r.evidenceTurns > 0).length,
     psyche: summarise(rows, "psyche"),
+    byScore: summarise(rows, "byScore"),
     bm25: summarise(rows, "bm25"),
     byCategory: Object.fromEntries(
       categories.map((c) => {

@@ -272,6 +272,9 @@ if (retrieval) {
     "| category | queries | turn recall@5, Psyche / BM25 | turn recall@10, Psyche / BM25 | @10 ratio (target >= 1.3x overall) | session recall@5 | session recall@10 |",
     "| --- | --- | --- | --- | --- | --- | --- |",
     row("all", retrieval.queries, retrieval.psyche, retrieval.bm25),
+    ...(retrieval.byScore
+      ? [row("all, ranked by score alone (`--recall-conversation-seats 0`)", retrieval.queries, retrieval.byScore, retrieval.bm25)]
+      : []),
     ...Object.entries(retrieval.byCategory).map(([c, v]) => row(c, v.psyche.queries, v.psyche, v.bm25)),
   );
 }

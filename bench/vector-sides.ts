@@ -142,6 +142,7 @@ export function benchVectorSides(datasetDir: string, limit = Infinity): VectorSi
     },
     recencyHalfLifeHours: config.recallHalfLifeHours,
     minSimilarity: config.recallMinSimilarity,
+    conversationSeats: config.recallConversationSeats,
   };
   // Each setting: which side, its weight, and whether the conversation lift is on.
   // 1: the vector side alone, what it knows by itself.

@@ -31,7 +31,7 @@ import { DEFAULT_SCOPE, readableScopes } from "../scope.js";
 import type { Embedder } from "./embedder.js";
 import { bm25Matches, latestInConversation, unindexedMemories } from "../db/sql/memory-terms.js";
 import { terms } from "./analyzer.js";
-import { type RankSettings, type Ranked, rankMemories } from "./ranking.js";
+import { type RankSettings, type Ranked, rankMemories, seatConversations } from "./ranking.js";
 import { type Foldable, saySameThing } from "./same-thing.js";
 import { BM25, indexMemories, indexMemory, reindexMemory } from "./text-index.js";
 import type { Scorer } from "./scorer.js";
@@ -95,6 +95,8 @@ export interface SearchOptions {
   includeSuperseded?: boolean | undefined;
   /** Only these scopes' memories (a request's readableScopes); every scope when undefined. */
   scopes?: readonly string[] | undefined;
+  /** Overrides the settings' share of seats for strong conversations (ranking.ts, seatConversations). */
+  conversationSeats?: number | undefined;
 }
 
 /** A correction: the fields that change, and what the corrected memory replaces besides. */
@@ -276,9 +278,11 @@ export class Memory {
       includeSuperseded: opts.includeSuperseded ?? false,
       scopes: opts.scopes,
     });
-    const ranked = rankMemories(candidates, this.deps.settings.rank)
-      .filter((r) => !exclude.includes(r.memory.kind))
-      .slice(0, k);
+    const ranked = seatConversations(
+      rankMemories(candidates, this.deps.settings.rank).filter((r) => !exclude.includes(r.memory.kind)),
+      k,
+      opts.conversationSeats ?? this.deps.settings.rank.conversationSeats,
+    ).slice(0, k);
     const rows = new Map(
       (
         await readRecalled(

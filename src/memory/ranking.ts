@@ -22,6 +22,11 @@ export interface RankSettings {
   recencyHalfLifeHours: number;
   /** Vector similarities below this say nothing about relevance. */
   minSimilarity: number;
+  /**
+   * The share of the top k that goes first to the best memory of each strong conversation
+   * (seatConversations); 0: ranked by score alone.
+   */
+  conversationSeats: number;
 }
 
 export interface Rankable {
@@ -82,4 +87,44 @@ export function rankMemories<T extends Rankable>(candidates: readonly T[], setti
       };
     })
     .sort((a, b) => b.score - a.score);
+}
+
+/** A conversation gets a seat when its matches together are at least this share of the best conversation's. */
+export const SEAT_STRENGTH = 0.5;
+
+/**
+ * Keeps one conversation from filling the top k. The conversation lift (above) helps find the
+ * right turns, and it also ranks a good conversation's every turn above the best turn of the
+ * next: on RealMem, a question whose answer spans sessions lost the others (docs/benchmarks.md).
+ * So up to `share` of k seats go to the best memory of each conversation whose matches together
+ * (the root of their summed squared scores: several good matches beat one) reach half the
+ * strongest's; the rest of the k are the best by score, and the k are in score order, so the
+ * head of the list is what it was. What falls out of the k follows, in order. A memory outside
+ * any conversation is its own.
+ */
+export function seatConversations<T extends Rankable>(ranked: readonly Ranked<T>[], k: number, share: number): Ranked<T>[] {
+  const seats = Math.floor(k * share);
+  if (seats < 2) return [...ranked];
+  const groups = new Map<unknown, { first: Ranked<T>; strength: number }>();
+  for (const r of ranked) {
+    const key = r.memory.conversation_id ?? r;
+    const g = groups.get(key);
+    if (g) g.strength += r.score ** 2;
+    else groups.set(key, { first: r, strength: r.score ** 2 });
+  }
+  const strongest = Math.max(0, ...[...groups.values()].map((g) => g.strength));
+  const seated = new Set(
+    [...groups.values()]
+      .filter((g) => Math.sqrt(g.strength) >= SEAT_STRENGTH * Math.sqrt(strongest))
+      .sort((a, b) => b.strength - a.strength)
+      .slice(0, seats)
+      .map((g) => g.first),
+  );
+  if (seated.size < 2) return [...ranked];
+  const kept = new Set(seated);
+  for (const r of ranked) {
+    if (kept.size >= k) break;
+    kept.add(r);
+  }
+  return [...ranked.filter((r) => kept.has(r)), ...ranked.filter((r) => !kept.has(r))];
 }

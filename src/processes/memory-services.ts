@@ -43,6 +43,7 @@ export async function startMemoryServices(s: Shared, db: DatabaseHandles): Promi
         },
         recencyHalfLifeHours: config.recallHalfLifeHours,
         minSimilarity: config.recallMinSimilarity,
+        conversationSeats: config.recallConversationSeats,
       },
       duplicateSimilarity: config.duplicateSimilarity,
     },

@@ -81,6 +81,7 @@ t.test("recall averages over queries, turn level over those with evidence turns"
     evidenceTurns: turns,
     evidenceSessions: sessions,
     psyche: { turns: { 5: found.t5, 10: found.t10 }, sessions: { 5: found.s10, 10: found.s10 } },
+    byScore: { turns: { 5: 0, 10: 0 }, sessions: { 5: 0, 10: 0 } },
     bm25: { turns: { 5: 0, 10: 0 }, sessions: { 5: 0, 10: 0 } },
     psycheTop: [],
     bm25Top: [],

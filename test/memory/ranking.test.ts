@@ -1,10 +1,11 @@
 import t from "tap";
-import { rankMemories, recency, type RankSettings } from "../../src/memory/ranking.js";
+import { rankMemories, recency, seatConversations, type RankSettings } from "../../src/memory/ranking.js";
 
 const settings: RankSettings = {
   weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 },
   recencyHalfLifeHours: 24,
   minSimilarity: 0.1,
+  conversationSeats: 0.5,
 };
 const now = new Date("2026-11-22T12:00:00Z");
 const hoursAgo = (h: number) => new Date(now.getTime() - h * 3_600_000);
@@ -90,4 +91,29 @@ t.test("vector similarity is a share of relevance, below the minimum it is none"
   const vectorLed = { ...settings, weights: { ...settings.weights, vector: 0.9 } };
   t.equal(rankMemories([textOnly, vectorOnly], vectorLed, now)[0]?.memory.id, "vector");
   t.same(rankMemories([], settings, now), []);
+});
+
+t.test("strong conversations get a seat in the top k before one conversation's every turn", async (t) => {
+  // c1 matches best, three times; c2 a little less, three times; c3 once, nearly as well as c2's
+  // best; c4 barely.
+  const c1 = [5, 4.8, 4.6].map((text, i) => memory(`c1-${i}`, { text, conversation: "c1" }));
+  const c2 = [3, 2.9, 2.5].map((text, i) => memory(`c2-${i}`, { text, conversation: "c2" }));
+  const c3 = [memory("c3-0", { text: 2.95, conversation: "c3" })];
+  const c4 = [memory("c4-0", { text: 0.2, conversation: "c4" })];
+  const ranked = rankMemories([...c4, ...c3, ...c2, ...c1], settings, now);
+  t.same(
+    ranked.slice(0, 4).map((r) => r.memory.id),
+    ["c1-0", "c1-1", "c1-2", "c2-0"],
+    "by score alone, c1 fills the top 3",
+  );
+  const top3 = (share: number) =>
+    seatConversations(ranked, 3, share)
+      .slice(0, 3)
+      .map((r) => r.memory.id);
+  t.same(top3(0.7), ["c1-0", "c1-1", "c2-0"], "two of three seats: c2's best takes c1-2's place; the three stay in score order");
+  t.same(top3(1), ["c1-0", "c1-1", "c2-0"], "three seats, but only c1 and c2 are strong: c3's one match is less than half of c1's three");
+  t.equal(seatConversations(ranked, 10, 0.5).length, ranked.length, "a re-order: nothing is dropped");
+  t.same(seatConversations(ranked, 10, 0), ranked, "share 0: by score alone");
+  const alone = rankMemories(c1, settings, now);
+  t.same(seatConversations(alone, 10, 0.5), alone, "one conversation: nothing to seat");
 });
