@@ -91,9 +91,18 @@ t.test(
     t.notMatch(pane().split("exploration stopped")[1] ?? "", /list_directory/, "the second tool never ran");
     await new Promise((r) => setTimeout(r, 500));
     t.equal(engine.requests.length, asked, "nothing more was asked of the model");
-    tmux("send-keys", "-t", "hermes", "C-c");
-    tmux("send-keys", "-t", "hermes", "C-c");
-    await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
+    // Quitting is not what this test is about: on a loaded machine the first Ctrl-C can still
+    // find the stopped exploration's last step to cancel, so it is pressed until Hermes goes.
+    let pressed = 0;
+    await until(
+      "Hermes to exit",
+      async () => {
+        if (!alive()) return true;
+        if (pressed++ % 100 === 0) tmux("send-keys", "-t", "hermes", "C-c");
+        return undefined;
+      },
+      30_000,
+    );
   },
 );
 
@@ -234,5 +243,5 @@ t.test("a tool that changes things asks first: n declines it, y runs it", async 
   await waitPane("the reply to be done", (p) => p.includes("/help for commands"));
   tmux("send-keys", "-t", "hermes", "-l", "/quit");
   tmux("send-keys", "-t", "hermes", "Enter");
-  await until("Hermes to exit", async () => (alive() ? undefined : true), 10_000);
+  await until("Hermes to exit", async () => (alive() ? undefined : true), 30_000);
 });
