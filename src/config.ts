@@ -130,7 +130,7 @@ export const ConfigSchema = z.object({
   recallWeightImportance: weight.default(0.1),
   /** Hours after a memory was formed at which its recency has halved. */
   recallHalfLifeHours: z.coerce.number().positive().default(24),
-  /** The share of a search's top k kept first for the best memory of each strong conversation (memory/ranking.ts); 0: by score alone. */
+  /** The share of a search's top k kept for the best memory of each strong conversation (memory/ranking.ts); 0: by score alone. */
   recallConversationSeats: unitInterval.default(0.5),
   /** Vector neighbours less similar than this do not count as relevant. */
   recallMinSimilarity: z.coerce.number().min(-1).max(1).default(0.1),

@@ -23,7 +23,7 @@ export interface RankSettings {
   /** Vector similarities below this say nothing about relevance. */
   minSimilarity: number;
   /**
-   * The share of the top k that goes first to the best memory of each strong conversation
+   * The share of the top k kept for the best memory of each strong conversation
    * (seatConversations); 0: ranked by score alone.
    */
   conversationSeats: number;
