@@ -211,11 +211,15 @@ function App({ session }: { session: HermesSession }): ReactElement {
         asking.answer(false);
         setAsking(null);
       }
-      if (running.current) {
+      // A second Ctrl-C quits even when something runs again by then: with a short --idle-after
+      // an idle exploration can start between the two presses, and must not swallow the quit.
+      if (armed.current) {
+        if (running.current) stopRunning("cancelled");
+        exit();
+      } else if (running.current) {
         stopRunning("cancelled (Ctrl-C again to quit)");
         armed.current = true;
-      } else if (armed.current) exit();
-      else {
+      } else {
         armed.current = true;
         setHint("Ctrl-C again to quit");
       }
