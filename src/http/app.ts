@@ -1,7 +1,7 @@
 // The Hono app: every route, one error shape, the body limit and the API key.
 import { turnIdOf } from "../conversation/response-ids.js";
 import { presentedKey } from "../api-keys.js";
-import { turnInKeyScopes, unscopedRoute } from "./request-scope.js";
+import { serverRoute, turnInKeyScopes } from "./request-scope.js";
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
@@ -86,9 +86,8 @@ export function createApp(services: WebServices): Hono {
     app.use("/dream/*", requireKey);
     app.use("/metrics", requireKey);
     app.use("/hooks/*", requireKey);
-    // What is not kept apart by scope yet is closed to a key bound to scopes (http/request-scope.ts).
-    app.use("/v1/events", unscopedRoute);
-    app.use("/dream/*", unscopedRoute);
+    // The server's settings are closed to a key bound to scopes (http/request-scope.ts).
+    for (const path of ["/dream/config", "/dream/dnd"]) app.use(path, serverRoute);
     for (const path of ["/v1/turns/:id", "/v1/turns/:id/*"])
       app.use(
         path,

@@ -1,7 +1,7 @@
 // The scope a request is in (src/scope.ts), read from a route's context: the one it names
 // (X-Psyche-Scope, ?scope=), within what its API key may open (src/api-keys.ts). A key bound to
 // scopes is in its first by default, may name only its own, and reads only them and default;
-// what is not kept apart by scope yet (the event stream, /dream/*) is closed to it.
+// the server's settings (/dream/config, /dream/dnd) are closed to it.
 import type { Context, Next } from "hono";
 import { UserError } from "../errors.js";
 import { DEFAULT_SCOPE, readableScopes, scopeNamed } from "../scope.js";
@@ -39,6 +39,14 @@ export const requestScope = (c: Context): string => namedScope(c) ?? keyScopes(c
 /** What the request reads: its scope and default's, within its key's scopes (which always read default). */
 export const readableFor = (c: Context): string[] => readableScopes(requestScope(c));
 
+/**
+ * What a request sees on a route that spans scopes (the event stream, the dream journal and
+ * state): the scope it names, or its bound key's, with default; null (everything) for a key
+ * that opens every scope and names none.
+ */
+export const visibleScopes = (c: Context): string[] | null =>
+  namedScope(c) === undefined && keyScopes(c) === null ? null : readableFor(c);
+
 /** A scope a request's content names (an import line, a hook's project): refused outside its key's scopes. */
 export function checkScope(c: Context, scope: string): string {
   const allowed = keyScopes(c);
@@ -46,10 +54,10 @@ export function checkScope(c: Context, scope: string): string {
   return scope;
 }
 
-/** Middleware: refuses a key bound to scopes on a route that does not keep scopes apart yet. */
-export async function unscopedRoute(c: Context, next: Next): Promise<void> {
+/** Middleware: refuses a key bound to scopes on a route for the whole server (its settings). */
+export async function serverRoute(c: Context, next: Next): Promise<void> {
   if (keyScopes(c))
-    throw new UserError(`${c.req.path} is not kept apart by scope yet: it needs an API key that opens every scope`, {
+    throw new UserError(`${c.req.path} is the whole server's: it needs an API key that opens every scope`, {
       status: 403,
       code: "scope_not_allowed",
     });

@@ -1,8 +1,9 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of raw fetch responses */
 // API keys bound to scopes (--api-keys "KEY=scope ..."): two projects, a key each, and an admin
 // key that opens every scope. No route gives one project's key the other's memories: the memory
-// API, export and import, chat and its turns and responses, MCP, hooks, the event stream and
-// /dream/*, and /health without a key says only how the server is.
+// API, export and import, chat and its turns and responses, MCP, hooks, the event stream, the
+// dream journal, state and jobs; the server's settings are the admin's, and /health without a
+// key says only how the server is.
 import t from "tap";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -156,13 +157,108 @@ t.test("hooks: the project's path must be one of the key's scopes", async (t) =>
   t.equal((await hook(ALPHA, B)).status, 403);
 });
 
-t.test("what does not keep scopes apart yet is closed to a bound key; /health says only how it is", async (t) => {
-  for (const path of ["/v1/events", "/dream/journal", "/dream/status"]) {
-    const res = await call(ALPHA, "GET", path);
-    t.equal(res.status, 403, path);
+/** The event stream's backlog as a key sees it: read for a moment, then closed. */
+async function eventsSeenBy(key: string): Promise<{ type: string; data: any }[]> {
+  const stop = new AbortController();
+  const res = await fetch(`${psyche.url}/v1/events?backlog=1000`, { headers: { authorization: `Bearer ${key}` }, signal: stop.signal });
+  if (res.status !== 200) throw new Error(`/v1/events: ${res.status} ${await res.text()}`);
+  const reader = res.body!.getReader();
+  let text = "";
+  const timer = setTimeout(() => stop.abort(), 1500);
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += Buffer.from(value).toString("utf8");
+    }
+  } catch {
+    // aborted: the backlog is in
+  }
+  clearTimeout(timer);
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("data: "))
+    .map((l) => JSON.parse(l.slice(6)));
+}
+
+t.test("dreams, the journal, the dream state and the event stream keep scopes apart", async (t) => {
+  const queued = await call(BETA, "POST", "/dream/jobs", { kind: "dream", max_tokens: 8 });
+  t.equal(queued.status, 202);
+  const job = queued.body.data[0].id;
+  const done = await (async () => {
+    for (const deadline = Date.now() + 90_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+      const res = await call(BETA, "GET", `/dream/jobs/${job}`);
+      if (res.body.status === "completed" && res.body.journal.length) return res.body;
+    }
+    throw new Error("timed out waiting for beta's dream");
+  })();
+  const dreamed = done.journal[0];
+  t.equal(dreamed.scope, B, "a bound key's reverie draws on its own scope");
+  t.equal((await call(ALPHA, "GET", `/dream/jobs/${job}`)).status, 404, "another scope's dream job is not there");
+  const journalOf = async (key: string) => ((await call(key, "GET", "/dream/journal?limit=200")).body.data as any[]).map((d) => d.id);
+  t.ok((await journalOf(BETA)).includes(dreamed.id));
+  t.notOk((await journalOf(ALPHA)).includes(dreamed.id), "alpha's journal has not beta's dream");
+  t.ok((await journalOf(ADMIN)).includes(dreamed.id), "the admin key reads every scope's journal");
+  t.equal((await call(ALPHA, "GET", "/dream/status")).status, 200);
+  const mood = (await call(ALPHA, "GET", "/v1/mood?limit=500")).body;
+  t.ok(mood.history.length > 0 && mood.history.every((h: any) => h.source_id === null), "the mood, without what moved it");
+  t.ok(
+    ((await call(ADMIN, "GET", "/v1/mood?limit=500")).body.history as any[]).some((h) => h.source_id === dreamed.id),
+    "the admin sees the sources",
+  );
+
+  const alphaSees = await eventsSeenBy(ALPHA);
+  const stored = alphaSees.filter((e) => e.type === "memory.stored").map((e) => e.data.id);
+  t.ok(stored.includes(alpha.id) && stored.includes(shared.id), "alpha's and default's memories are in alpha's stream");
+  t.notOk(stored.includes(beta.id), "beta's memory is not");
+  const named = alphaSees.filter((e) => JSON.stringify(e).includes(dreamed.id));
+  t.same(named, [], "nothing in alpha's stream names beta's dream");
+  t.ok(
+    alphaSees.some((e) => e.type === "dream.state" && e.data.state === "dreaming"),
+    "alpha still sees that the server dreamed (the state is the server's)",
+  );
+  const betaSees = await eventsSeenBy(BETA);
+  t.ok(
+    betaSees.some((e) => e.type === "dream.state" && e.data.journal_id === dreamed.id),
+    "beta sees its own dream",
+  );
+  t.ok(betaSees.some((e) => e.type === "memory.stored" && e.data.id === beta.id));
+  t.notOk(betaSees.some((e) => e.type === "memory.stored" && e.data.id === alpha.id));
+
+  // While beta's reverie runs, alpha sees that the server dreams, not what about; and may wake it.
+  const long = await call(BETA, "POST", "/dream/jobs", { kind: "dream", max_tokens: 8192, focus: "beta's glaze recipe" });
+  const running = await (async () => {
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      const res = await call(BETA, "GET", "/dream/status");
+      if (res.body.state === "dreaming") return res.body;
+    }
+    throw new Error("timed out waiting for beta's second dream to run");
+  })();
+  t.match(running, { focus: "beta's glaze recipe", scope: B });
+  const seen = (await call(ALPHA, "GET", "/dream/status")).body;
+  t.match(seen, { state: /dreaming|waking/, focus: null, dream_id: null, scope: null }, "alpha: dreaming, about nothing it may read");
+  t.equal((await call(ALPHA, "POST", "/dream/wake")).status, 200, "any key may wake the server");
+  for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 100))) {
+    if ((await call(BETA, "GET", `/dream/jobs/${long.body.data[0].id}`)).body.status === "completed") break;
+    if (Date.now() > deadline) throw new Error("timed out waiting for the woken dream to end");
+  }
+
+  const across = await call(ALPHA, "POST", "/dream/jobs", { kind: "dream", scope: B });
+  t.equal(across.status, 403, "a dream in another scope is refused");
+  t.equal((await call(ALPHA, "POST", "/dream/jobs", { kind: "consolidate" })).status, 403, "a consolidation spans every scope");
+  for (const [method, path] of [
+    ["GET", "/dream/config"],
+    ["PATCH", "/dream/config"],
+    ["POST", "/dream/dnd"],
+  ] as const) {
+    const res = await call(ALPHA, method, path, method === "GET" ? undefined : {});
+    t.equal(res.status, 403, `${method} ${path}: the server's settings`);
     t.match(res.body.error, { code: "scope_not_allowed" });
   }
-  t.equal((await call(ADMIN, "GET", "/dream/status")).status, 200, "the admin key still has them");
+});
+
+t.test("/health without a key says only how it is", async (t) => {
+  t.equal((await call(ADMIN, "GET", "/dream/config")).status, 200, "the admin key has the server's settings");
   const bare = await call(undefined, "GET", "/health");
   t.same(Object.keys(bare.body), ["status"]);
   t.match((await call(ADMIN, "GET", "/health")).body, { status: String, queue: Object, clients: Object });

@@ -23,6 +23,8 @@ export interface DreamRow {
   tokens: number;
   model: string;
   error: string | null;
+  /** The scope it drew on (migrations/000023_dream_scope.sql). */
+  scope: string;
 }
 
 export async function startDream(
@@ -112,6 +114,8 @@ export interface JournalFilter {
   /** Entries that began before this (paging back). */
   before?: Date | undefined;
   jobId?: string | undefined;
+  /** Only entries of these scopes; undefined or null: all. */
+  scopes?: readonly string[] | null | undefined;
 }
 
 /** Newest first. */
@@ -120,8 +124,9 @@ export async function recentDreams(db: Queryable, f: JournalFilter): Promise<Dre
     `select * from dream_journal
      where ($2::text is null or kind = $2) and ($3::text is null or status = $3)
        and ($4::timestamptz is null or started_at < $4) and ($5::uuid is null or job_id = $5)
+       and ($6::text[] is null or scope = any($6))
      order by started_at desc, id limit $1`,
-    [f.limit, f.kind ?? null, f.status ?? null, f.before ?? null, f.jobId ?? null],
+    [f.limit, f.kind ?? null, f.status ?? null, f.before ?? null, f.jobId ?? null, f.scopes ?? null],
   );
   return res.rows;
 }
@@ -198,6 +203,8 @@ export interface DreamState {
   since: Date | null;
   focus: string | null;
   dream_id: string | null;
+  /** The scope the running reverie draws on; null when none runs. */
+  scope: string | null;
 }
 
 /**
@@ -212,11 +219,12 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
     kind: JournalKind | null;
     dream_started: Date | null;
     focus: string | null;
+    scope: string | null;
     last_seen: Date | null;
     here: boolean;
     chat_waiting: boolean;
   }>(
-    `select d.id as dream_id, d.kind, d.started_at as dream_started, d.focus,
+    `select d.id as dream_id, d.kind, d.started_at as dream_started, d.focus, d.scope,
        greatest((select max(coalesce(finished_at, created_at)) from turns), (select last_request_at from activity),
          (select max(last_seen_at) from clients where left_at is null)) as last_seen,
        psyche_someone_here() or exists (select 1 from turns where coalesce(finished_at, created_at) > now() - make_interval(secs => $1)) as here,
@@ -226,8 +234,15 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
   );
   const r = res.rows[0]!;
   if (r.dream_id)
-    return { state: r.chat_waiting ? "waking" : "dreaming", kind: r.kind, since: r.dream_started, focus: r.focus, dream_id: r.dream_id };
-  return { state: r.here ? "awake" : "sleeping", kind: null, since: r.last_seen, focus: null, dream_id: null };
+    return {
+      state: r.chat_waiting ? "waking" : "dreaming",
+      kind: r.kind,
+      since: r.dream_started,
+      focus: r.focus,
+      dream_id: r.dream_id,
+      scope: r.scope,
+    };
+  return { state: r.here ? "awake" : "sleeping", kind: null, since: r.last_seen, focus: null, dream_id: null, scope: null };
 }
 
 export async function getDream(db: Queryable, id: string): Promise<DreamRow | undefined> {

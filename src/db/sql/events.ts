@@ -6,13 +6,15 @@ export interface EventRow {
   at: Date;
   type: string;
   data: Record<string, unknown>;
+  /** Whose it is (a memory's or a reverie's scope); null: the server's own (migrations/000024_event_scopes.sql). */
+  scope: string | null;
 }
 
 /** Events after `afterId`, oldest first (ids are bigints, kept as strings). */
 export async function eventsAfter(db: Queryable, afterId: string, limit: number): Promise<EventRow[]> {
   // Ordered by the column, not the text alias ("10" sorts before "7").
   const res = await db.query<EventRow>(
-    "select e.id::text as id, e.at, e.type, e.data from events e where e.id > $1::bigint order by e.id limit $2",
+    "select e.id::text as id, e.at, e.type, e.data, e.scope from events e where e.id > $1::bigint order by e.id limit $2",
     [afterId, limit],
   );
   return res.rows;

@@ -1,5 +1,7 @@
 // Dream jobs (dream, reflect, consolidate, in batches), their status, the dream journal, the
-// dream state, and waking. Settings and do-not-disturb are in dream-config.ts.
+// dream state, and waking. Settings and do-not-disturb are in dream-config.ts. A key bound to
+// scopes (or a request naming one) queues reveries in its scope, reads its scopes' journal, and
+// of another scope's running reverie sees only that one runs (http/request-scope.ts).
 import { ScopeSchema } from "../../scope.js";
 import { Hono } from "hono";
 import { randomUUID } from "node:crypto";
@@ -16,6 +18,8 @@ import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
+import { checkScope, keyScopes, requestScope, visibleScopes } from "../request-scope.js";
+import { UserError } from "../../errors.js";
 
 const DreamJobsRequestSchema = z
   .strictObject({
@@ -57,7 +61,16 @@ export function dreamRoutes(deps: WebServices): Hono {
   app.post("/dream/jobs", async (c) => {
     const parsed = DreamJobsRequestSchema.safeParse(await readJsonObject(c));
     if (!parsed.success) throw fromZodError(parsed.error);
-    const { kind, count, focus, scope } = parsed.data;
+    const { kind, count, focus } = parsed.data;
+    const bound = keyScopes(c) !== null;
+    if (bound && kind === "consolidate")
+      throw new UserError("a consolidation runs over every scope: it needs an API key that opens every scope", {
+        status: 403,
+        param: "kind",
+        code: "scope_not_allowed",
+      });
+    // A bound key's reverie draws on its own scope, never on where the newest memory happens to be.
+    const scope = parsed.data.scope !== undefined ? checkScope(c, parsed.data.scope) : bound ? requestScope(c) : undefined;
     const { settings } = await readDreamSettings(deps.pool, deps.dreamDefaults);
     const ids: string[] = [];
     for (let i = 0; i < count; i++) {
@@ -89,7 +102,11 @@ export function dreamRoutes(deps: WebServices): Hono {
     if (!job || (kind !== "dream" && kind !== "reflect" && kind !== "consolidate" && kind !== "idle")) {
       throw new ApiError(404, "not_found_error", `No dream job '${id}'`, { param: "id", code: "job_not_found" });
     }
+    const visible = visibleScopes(c);
     const journal = await recentDreams(deps.pool, { limit: 20, jobId: id });
+    const jobScope = (job?.data["scope"] as string | null | undefined) ?? journal[0]?.scope ?? null;
+    if (visible && job && (kind === "consolidate" || (jobScope !== null && !visible.includes(jobScope))))
+      throw new ApiError(404, "not_found_error", `No dream job '${id}'`, { param: "id", code: "job_not_found" });
     return c.json({
       object: "dream.job",
       id,
@@ -104,7 +121,13 @@ export function dreamRoutes(deps: WebServices): Hono {
     });
   });
 
-  app.get("/dream/status", async (c) => c.json({ object: "dream.status", ...(await dreamStatus(deps)) }));
+  app.get("/dream/status", async (c) => {
+    const visible = visibleScopes(c);
+    const status = await dreamStatus(deps);
+    // Another scope's reverie: that one runs is the server's state; what it turns over is not.
+    const hidden = visible !== null && status.scope !== null && !visible.includes(status.scope);
+    return c.json({ object: "dream.status", ...status, ...(hidden ? { focus: null, dream_id: null, scope: null } : {}) });
+  });
 
   app.post("/dream/wake", async (c) => c.json({ object: "dream.wake", ...(await wakeUp(deps)) }));
 
@@ -112,7 +135,7 @@ export function dreamRoutes(deps: WebServices): Hono {
     const parsed = JournalQuerySchema.safeParse(c.req.query());
     if (!parsed.success) throw fromZodError(parsed.error);
     const { limit } = parsed.data;
-    const rows = await recentDreams(deps.pool, { ...parsed.data, limit: limit + 1 });
+    const rows = await recentDreams(deps.pool, { ...parsed.data, limit: limit + 1, scopes: visibleScopes(c) });
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     return c.json({ object: "list", data: page, has_more: hasMore, next_before: hasMore ? page.at(-1)!.started_at : null });

@@ -1,13 +1,16 @@
 // GET /v1/events: the inner life as Server-Sent Events (docs/operations.md). The events are rows
 // that triggers write with each change (migrations/000013_events.sql), so any web process
-// serves the same stream, and a client that reconnects with Last-Event-ID misses none.
+// serves the same stream, and a client that reconnects with Last-Event-ID misses none. A key
+// bound to scopes (or a request naming one) gets its scopes' events and the server's own; of
+// another scope's reverie it learns only the dream state, which is the server's (one engine).
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
 import { z } from "zod";
-import { eventIdBefore, eventsAfter, lastEventId } from "../../db/sql/events.js";
+import { type EventRow, eventIdBefore, eventsAfter, lastEventId } from "../../db/sql/events.js";
 import type { WebServices } from "../../web-services.js";
 import { fromZodError } from "../../errors.js";
 import { sseHeaders } from "../sse.js";
+import { visibleScopes } from "../request-scope.js";
 
 export const EVENT_TYPES = [
   "dream.state",
@@ -40,6 +43,16 @@ const QuerySchema = z.object({
     .optional(),
 });
 
+/** What of an event a reader who sees only `visible` may have (undefined: nothing). */
+export function eventFor(e: EventRow, visible: readonly string[] | null): Record<string, unknown> | undefined {
+  if (visible === null) return e.data;
+  // The mood is the server's; what moved it (a turn, a reverie) is in some scope (src/http/routes/mood.ts).
+  if (e.type === "mood.changed") return { ...e.data, source_id: undefined };
+  if (e.scope === null || visible.includes(e.scope)) return e.data;
+  if (e.type === "dream.state") return { state: e.data["state"], kind: e.data["kind"] };
+  return undefined;
+}
+
 const POLL_MS = 250;
 /**
  * Ids are handed out as events are written but become visible as their transactions commit, so
@@ -57,6 +70,7 @@ export function eventRoutes(deps: WebServices): Hono {
     const q = QuerySchema.safeParse({ ...c.req.query(), after: c.req.query("after") ?? c.req.header("last-event-id") });
     if (!q.success) throw fromZodError(q.error);
     const { backlog, types } = q.data;
+    const visible = visibleScopes(c);
     let after = q.data.after ?? (backlog > 0 ? await eventIdBefore(deps.pool, backlog) : await lastEventId(deps.pool));
     sseHeaders(c);
     return stream(c, async (s) => {
@@ -85,7 +99,9 @@ export function eventRoutes(deps: WebServices): Hono {
           after = e.id;
           consumed++;
           if (types && !types.includes(e.type as (typeof EVENT_TYPES)[number])) continue;
-          await s.write(`id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, at: e.at, type: e.type, data: e.data })}\n\n`);
+          const data = eventFor(e, visible);
+          if (data === undefined) continue;
+          await s.write(`id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify({ id: e.id, at: e.at, type: e.type, data })}\n\n`);
           sent++;
         }
         if (sent) quietSince = Date.now();
