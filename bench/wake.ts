@@ -2,7 +2,9 @@
 // chat request leaving the client to the dream stopped (the journal's ended_at, which is
 // written just after), and from the worker's receipt of the chat's signal (the journal's
 // wake_latency_ms); and the chat's time to first token with a dream running vs with the
-// worker idle, in one run.
+// worker idle, in one run. With `arrivals` > 1, that many chats arrive at once (a burst: an
+// agent and its side requests, several clients): the dream must wake as fast, and the time to
+// first token is the slowest of them, since a reverie runs only when no chat does.
 import OpenAI from "openai";
 import type { Config } from "../src/config.js";
 import type { InferenceEngine } from "../src/inference/engine.js";
@@ -17,6 +19,8 @@ export interface Spread {
 
 export interface WakeResult {
   trials: number;
+  /** Chats arriving at once in each trial. */
+  arrivals: number;
   wakeLatencyMs: Spread;
   /** From the chat request's start to the dream's journal entry closed. */
   wakeFromRequestMs: Spread;
@@ -45,7 +49,12 @@ async function ttft(client: OpenAI, question: string): Promise<number> {
   return first - start;
 }
 
-export async function benchWake(config: Config, log: Logger, engine: InferenceEngine, trials: number): Promise<WakeResult> {
+/** The slowest first token of `n` chats sent at once. */
+async function burstTtft(client: OpenAI, n: number, question: string): Promise<number> {
+  return Math.max(...(await Promise.all(Array.from({ length: n }, (_, k) => ttft(client, `${question} (${k + 1} of ${n})`)))));
+}
+
+export async function benchWake(config: Config, log: Logger, engine: InferenceEngine, trials: number, arrivals = 1): Promise<WakeResult> {
   const psyche = await serve(config, log, { engine });
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "bench", maxRetries: 0 });
   const pool = psyche.db.pool;
@@ -55,7 +64,7 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
   const dreaming: number[] = [];
   try {
     for (let i = 0; i <= trials; i++) {
-      const idleTtft = await ttft(client, `idle ${i}: what did you dream about?`);
+      const idleTtft = await burstTtft(client, arrivals, `idle ${i}: what did you dream about?`);
       const res = await fetch(`${psyche.url}/dream/jobs`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -70,7 +79,7 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
       // Arrive at a random point: in the dream's prompt reading or its decoding.
       await new Promise((r) => setTimeout(r, 200 + Math.random() * 800));
       const asked = Date.now();
-      const dreamTtft = await ttft(client, `dream ${i}: what did you dream about?`);
+      const dreamTtft = await burstTtft(client, arrivals, `dream ${i}: what did you dream about?`);
       let latency: number | null = null;
       let sinceAsked: number | null = null;
       for (;;) {
@@ -98,6 +107,7 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
   const ttftDreamingMs = spread(dreaming);
   return {
     trials,
+    arrivals,
     wakeLatencyMs: spread(wake),
     wakeFromRequestMs: spread(fromRequest),
     ttftIdleMs,

@@ -98,8 +98,12 @@ export function decodeLoopYields(): boolean {
   return LlamaContext.prototype.dispatchPendingBatch.toString().includes("psyche: yield the context lock between batches");
 }
 
-/** Tokens read per step of an interruptible prompt (dreams). */
-const PROMPT_CHUNK = 8;
+/**
+ * Tokens read per step of an interruptible prompt (dreams): a chat that wakes a dream waits for
+ * at most one step. Eight took 50-100 ms on this 2-core machine (bench/wake.ts: wake p95 at the
+ * 100 ms target); a dream's prompt is read a little slower in smaller steps, which no one waits on.
+ */
+const PROMPT_CHUNK = 4;
 
 export class LlamaEngine implements InferenceEngine {
   readonly modelName: string;
