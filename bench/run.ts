@@ -11,6 +11,7 @@ import { packageRoot } from "../src/paths.js";
 import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 import { benchWake } from "./wake.js";
+import { CPU_PARALLEL } from "../src/inference/choose-parallel.js";
 import { benchMcp, type McpBenchResult } from "./mcp.js";
 import { benchHooks, type HooksBenchResult } from "./hooks.js";
 import { realmemDir } from "./realmem.js";
@@ -85,7 +86,8 @@ if (part("serving")) {
     tinyModel: ensureTinyModel(dataDir),
     dataDir: join(dataDir, "serving"),
     threads: cores,
-    parallel: loadConfig({}, {}).parallel,
+    // The CPU default (inference/choose-parallel.ts): llama-server is given as many slots.
+    parallel: loadConfig({}, {}).parallel ?? CPU_PARALLEL,
     runs: Number(process.env.BENCH_SERVING_RUNS ?? 5),
     maxTokens,
     sessionWords: Number(process.env.BENCH_SESSION_WORDS ?? 9_000),

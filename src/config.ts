@@ -43,9 +43,10 @@ export const ConfigSchema = z.object({
   batchSize: positiveInt.max(8192).optional(),
   /**
    * Chats generated at once (slots: sequences of one context, decoded in one batch). Each slot
-   * holds a context of its own, so memory for the context grows with it.
+   * holds a context of its own, so memory for the context grows with it. Unset: 4 on a CPU, as
+   * many as the free memory holds on a GPU (inference/choose-parallel.ts).
    */
-  parallel: positiveInt.max(64).default(4),
+  parallel: positiveInt.max(64).optional(),
   /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
   gpu: z.enum(["false", "auto", "cuda", "vulkan", "metal"]).default("false"),
   /**

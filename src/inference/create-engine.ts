@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import { decodeLoopYields, LlamaEngine } from "./llama-engine.js";
 import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
+import { chooseParallel } from "./choose-parallel.js";
 
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
@@ -19,6 +20,22 @@ export async function createLlamaEngine(
   });
   const llama = await loadLlama(config.gpu, log);
   const model = await loadModelFile(llama, path);
+  const gpu = llama.gpu !== false;
+  const sizedFor = config.contextSize ?? model.trainContextSize;
+  const slots = await chooseParallel({
+    requested: config.parallel,
+    gpu,
+    freeGpuBytes: gpu ? (await llama.getVramState()).free : 0,
+    gpuBytesFor: async (sequences) =>
+      (
+        await model.fileInsights.estimateContextResourceRequirementsV2({
+          contextSize: sizedFor,
+          modelGpuLayers: model.gpuLayers,
+          sequences,
+          ...(config.batchSize ? { batchSize: config.batchSize } : {}),
+        })
+      ).gpuVram,
+  });
   const engine = await LlamaEngine.create({
     llama,
     model,
@@ -26,7 +43,7 @@ export async function createLlamaEngine(
     threads: config.threads,
     contextSize: config.contextSize,
     batchSize: config.batchSize,
-    parallel: config.parallel,
+    parallel: slots.parallel,
   });
   log.info(
     {
@@ -36,6 +53,7 @@ export async function createLlamaEngine(
       gpu: llama.gpu,
       threads: config.threads,
       parallel: engine.parallel,
+      parallelFrom: slots.why,
       contextSize: engine.contextSize,
       trainedContextSize: model.trainContextSize,
     },
