@@ -25,7 +25,9 @@ function postStream(url: string, body: string): Promise<{ status: number; chunks
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: "POST", headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      // A connection of its own (agent: false): Node 20's global agent keeps sockets alive, and
+      // reusing one the server has since closed as idle fails as "socket hang up" (ECONNRESET).
+      { method: "POST", agent: false, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
       (res) => resolve({ status: res.statusCode ?? 0, chunks: res }),
     );
     req.on("error", reject);

@@ -9,7 +9,14 @@ import { streamChat } from "../../bench/serving.js";
 
 const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\n`;
 
+/** Connections that have had a request: this server takes one per connection, as a server that closed it as idle. */
+const served = new WeakSet<object>();
 const server = createServer((req, res) => {
+  if (served.has(req.socket)) {
+    req.socket.destroy();
+    return;
+  }
+  served.add(req.socket);
   if (req.url?.includes("refuse")) {
     res.writeHead(400, { "content-type": "application/json" }).end('{"error":{"message":"no"}}');
     return;
@@ -41,4 +48,10 @@ t.test("text, the server's counts, and the first token's time", async (t) => {
 
 t.test("a refusal is an error with the server's answer", async (t) => {
   await t.rejects(streamChat(`${url}/refuse`, [{ role: "user", content: "hi" }], 8, 1), /400 .*no/);
+});
+
+t.test("each request on a connection of its own: a connection the server closed is never reused", async (t) => {
+  // Node 20's global agent keeps connections alive; reusing one the server has dropped fails as
+  // "socket hang up" (npm run bench did, against llama-server).
+  for (let i = 0; i < 3; i++) t.equal((await streamChat(url, [{ role: "user", content: "hi" }], 8, i)).text, "Hello", `request ${i + 1}`);
 });
