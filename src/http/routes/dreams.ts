@@ -16,10 +16,9 @@ import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, Priority } fro
 import { buildReverie, queueReverie } from "../../dreams/queue-reverie.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
-import { fromZodError, invalidRequest } from "../../errors.js";
+import { fromZodError, invalidRequest, UserError } from "../../errors.js";
 import { readJsonObject } from "../read-json.js";
 import { checkScope, keyScopes, requestScope, visibleScopes } from "../request-scope.js";
-import { UserError } from "../../errors.js";
 
 const DreamJobsRequestSchema = z
   .strictObject({
