@@ -10,14 +10,14 @@ import { heartbeat, markWorkerStopped, registerWorker } from "../src/db/sql/work
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
 import { INFERENCE_QUEUE, InferenceJobSchema } from "../src/jobs/queue.js";
-import { reclaimOrphanedTurns, resumeStrandedTurns } from "../src/jobs/reclaim.js";
+import { closeAbandonedReveries, reclaimOrphanedTurns, resumeStrandedTurns } from "../src/jobs/reclaim.js";
 import { HandOff, runTurn } from "../src/conversation/run-turn.js";
 import type { InferenceEngine } from "../src/inference/engine.js";
 import type { Recall } from "../src/memory/recall.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { MoodKeeper } from "../src/mood/mood-keeper.js";
 import { runReverieJob } from "../src/dreams/reverie-job.js";
-import { closeAbandonedEntries, putBack } from "../src/db/sql/pgboss-jobs.js";
+import { putBack } from "../src/db/sql/pgboss-jobs.js";
 import type { ServerTools } from "../src/memory/memory-tools.js";
 
 export interface InferenceWorkerDeps {
@@ -95,14 +95,8 @@ export class InferenceWorker {
   }
 
   private async reclaim(): Promise<void> {
-    const staleMs = this.deps.heartbeatMs * 5;
     await reclaimOrphanedTurns(this.reclaimDeps());
-    // A dead worker's reverie: its journal entry is closed and its job too, or nothing would
-    // dream by itself again until pg-boss expired the job.
-    for (const entry of await closeAbandonedEntries(this.deps.pool, staleMs)) {
-      if (entry.job_id) await this.deps.boss.cancel(INFERENCE_QUEUE, entry.job_id).catch(() => undefined);
-      this.deps.log.warn({ journalId: entry.id }, "closed a journal entry left open by a worker that stopped");
-    }
+    await closeAbandonedReveries(this.reclaimDeps());
   }
 
   /** Chats the engine generates at once. */

@@ -7,7 +7,7 @@ import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
 import { failTurn, heldTurns, moveQueuedTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/sql/turns.js";
-import { strandedJobs } from "../db/sql/pgboss-jobs.js";
+import { closeAbandonedEntries, strandedJobs } from "../db/sql/pgboss-jobs.js";
 import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "./bus.js";
@@ -43,6 +43,21 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
   requeued.push(...(await rescueStrandedJobs(deps)));
   if (requeued.length) deps.bus.notify(Channel.jobs);
   return requeued;
+}
+
+/**
+ * A dead worker's reverie: its journal entry is closed and its job cancelled in one
+ * transaction (a reader never sees one without the other), or nothing would dream by itself
+ * again until pg-boss expired the job.
+ */
+export async function closeAbandonedReveries(deps: ReclaimDeps): Promise<string[]> {
+  const closed = await inTransaction(deps.pool, async (client) => {
+    const entries = await closeAbandonedEntries(client, deps.staleMs);
+    for (const entry of entries) if (entry.job_id) await deps.boss.cancel(INFERENCE_QUEUE, entry.job_id, { db: inTransactionDb(client) });
+    return entries;
+  });
+  for (const entry of closed) deps.log.warn({ journalId: entry.id }, "closed a journal entry left open by a worker that stopped");
+  return closed.map((e) => e.id);
 }
 
 type HeldTurn = { id: string; job_id: string | null; worker_id: string | null; attempts: number };
