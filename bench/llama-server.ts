@@ -60,8 +60,9 @@ export async function startServer(
   args: string[],
   ready: RegExp,
   url: (m: RegExpMatchArray) => string,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<RunningServer> {
-  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env });
   let out = "";
   const match = await new Promise<RegExpMatchArray>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${cmd} did not start in 180 s:\n${out.slice(-2000)}`)), 180_000);

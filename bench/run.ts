@@ -17,7 +17,13 @@ import { benchHooks, type HooksBenchResult } from "./hooks.js";
 import { realmemDir } from "./realmem.js";
 import { benchRetrieval, type Recall, type RetrievalResult } from "./retrieval.js";
 import { benchVectorSides, type VectorSidesResult } from "./vector-sides.js";
-import { benchVsLlamaServer, vsLlamaServerTable, type VsLlamaServerResult } from "./vs-llama-server.js";
+import {
+  benchBursts,
+  benchVsLlamaServer,
+  vsLlamaServerTable,
+  type VsLlamaServerOptions,
+  type VsLlamaServerResult,
+} from "./vs-llama-server.js";
 
 const root = packageRoot();
 const dataDir = join(root, ".psyche", "bench");
@@ -27,7 +33,9 @@ const runs = Number(process.env.BENCH_RUNS ?? 15);
 const maxTokens = Number(process.env.BENCH_TOKENS ?? 64);
 const ttftRuns = Number(process.env.BENCH_TTFT_RUNS ?? 150);
 
-// BENCH_ONLY=stream, serving, memory, wake, mcp, hooks or retrieval runs one part, keeping the others' last results;
+// BENCH_ONLY=stream, serving, burst (serving's short-chat bursts alone), memory, wake, mcp, hooks or retrieval runs
+// one part, keeping the others' last results; PSYCHE_BENCH_POSTGRES=<url of a PostgreSQL with pgvector whose user may
+// create databases> measures the burst on it too;
 // BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
 const only = process.env.BENCH_ONLY;
 
@@ -58,7 +66,7 @@ const streamFlags = {
 };
 
 let measured = previous.measured ?? [];
-const part = (name: "stream" | "serving" | "memory" | "wake" | "mcp" | "hooks" | "retrieval") => !only || only === name;
+const part = (name: "stream" | "serving" | "burst" | "memory" | "wake" | "mcp" | "hooks" | "retrieval") => !only || only === name;
 if (part("stream")) {
   measured = [];
   // On a small machine the model's threads and the server's one JS thread compete: measure
@@ -80,20 +88,24 @@ if (part("stream")) {
 }
 
 let serving: VsLlamaServerResult | undefined = previous.serving;
-if (part("serving")) {
-  serving = await benchVsLlamaServer({
-    benchModel: modelPath,
-    tinyModel: ensureTinyModel(dataDir),
-    dataDir: join(dataDir, "serving"),
-    threads: cores,
-    // The CPU default (inference/choose-parallel.ts): llama-server is given as many slots.
-    parallel: loadConfig({}, {}).parallel ?? CPU_PARALLEL,
-    runs: Number(process.env.BENCH_SERVING_RUNS ?? 5),
-    maxTokens,
-    sessionWords: Number(process.env.BENCH_SESSION_WORDS ?? 9_000),
-    burstChats: Number(process.env.BENCH_BURST ?? 40),
-    say: (line) => process.stderr.write(`${line}\n`),
-  });
+const servingOptions: VsLlamaServerOptions = {
+  benchModel: modelPath,
+  tinyModel: ensureTinyModel(dataDir),
+  dataDir: join(dataDir, "serving"),
+  threads: cores,
+  // The CPU default (inference/choose-parallel.ts): llama-server is given as many slots.
+  parallel: loadConfig({}, {}).parallel ?? CPU_PARALLEL,
+  runs: Number(process.env.BENCH_SERVING_RUNS ?? 5),
+  maxTokens,
+  sessionWords: Number(process.env.BENCH_SESSION_WORDS ?? 9_000),
+  burstChats: Number(process.env.BENCH_BURST ?? 40),
+  postgresUrl: process.env.PSYCHE_BENCH_POSTGRES || undefined,
+  say: (line) => process.stderr.write(`${line}\n`),
+};
+if (part("serving")) serving = await benchVsLlamaServer(servingOptions);
+else if (only === "burst" && serving && !("skipped" in serving)) {
+  const b = await benchBursts(servingOptions);
+  if (!("skipped" in b)) serving = { ...serving, burst: b.burst, burstPostgres: b.burstPostgres };
 }
 
 let wake = previous.wake;

@@ -4,6 +4,7 @@
 // with its defaults but for what the measure compares: "bare" (no persona, no recalled memories:
 // both servers read the same prompt) and "as shipped".
 import { rmSync } from "node:fs";
+import pg from "pg";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
@@ -22,8 +23,17 @@ export interface VsLlamaServerOptions {
   /** Words of the agent session's system prompt (about 1.3 tokens each on the bench model). */
   sessionWords: number;
   burstChats: number;
+  /**
+   * A PostgreSQL server (with pgvector) whose user may create databases: the burst is measured
+   * on it too, in a database made for the run and dropped after. Unset: the embedded database only.
+   */
+  postgresUrl?: string | undefined;
+  /** Only the bursts (BENCH_ONLY=burst), keeping the other measures' last results. */
+  burstOnly?: boolean;
   say: (line: string) => void;
 }
+
+type Burst = { n: number; wallMs: number; medianMs: number };
 
 type Side<T> = { llama: T; psyche: T };
 
@@ -38,8 +48,13 @@ export type VsLlamaServerResult =
       oneStream: Side<{ ttftMs: number; decodeTps: number }>;
       concurrent: Side<ConcurrentResult>[];
       session: Side<SessionResult>;
-      burst: Side<{ n: number; wallMs: number; medianMs: number }>;
+      burst: Side<Burst>;
+      /** The same burst with Psyche on real PostgreSQL, where one was given. */
+      burstPostgres?: Side<Burst> | undefined;
     };
+
+/** What BENCH_ONLY=burst measures: merged into the last full run's results. */
+export type BurstResult = { skipped: string } | { date: string; burst: Side<Burst>; burstPostgres?: Side<Burst> | undefined };
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -61,7 +76,14 @@ async function llamaServer(path: string, model: string, threads: number, paralle
   );
 }
 
-async function psyche(o: VsLlamaServerOptions, model: string, name: string, contextSize: number, bare: boolean): Promise<RunningServer> {
+async function psyche(
+  o: VsLlamaServerOptions,
+  model: string,
+  name: string,
+  contextSize: number,
+  bare: boolean,
+  databaseUrl?: string,
+): Promise<RunningServer> {
   const cli = join(packageRoot(), "dist", "src", "cli.js");
   // A fresh database each run: nothing remembered from the last one.
   rmSync(join(o.dataDir, name), { recursive: true, force: true });
@@ -71,7 +93,78 @@ async function psyche(o: VsLlamaServerOptions, model: string, name: string, cont
   // dreams, idle thoughts or reflections (--dream-delay-seconds 0), no consolidation.
   args.push("--embedding-model", "builtin", "--dream-delay-seconds", "0", "--consolidation", "false", "--log-level", "warn");
   if (bare) args.push("--persona", "", "--recall-prompt-tokens", "0");
-  return startServer(process.execPath, args, /Psyche is listening on (http:\/\/\S+)/, (m) => m[1]!);
+  // The embedded database unless one is given, whatever the bench's own environment says.
+  const { DATABASE_URL: _ignored, ...rest } = process.env;
+  const env: NodeJS.ProcessEnv = databaseUrl ? { ...rest, DATABASE_URL: databaseUrl } : rest;
+  return startServer(process.execPath, args, /Psyche is listening on (http:\/\/\S+)/, (m) => m[1]!, env);
+}
+
+/** A fresh database on the given server for one run; dropped by the returned function. */
+async function freshDatabase(serverUrl: string, name: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`drop database if exists ${name} with (force)`);
+  await admin(`create database ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) };
+}
+
+/**
+ * Short chats at once on the tiny model, Psyche as shipped: on the embedded database, and on
+ * real PostgreSQL where one is given (each beside a llama-server run measured just before it).
+ */
+async function bursts(
+  o: VsLlamaServerOptions,
+  llamaServerPath: string,
+  start: (s: Promise<RunningServer>) => Promise<RunningServer>,
+): Promise<{ burst: Side<Burst>; burstPostgres: Side<Burst> | undefined }> {
+  const shortChats = (url: string) => burst(url, o.burstChats, 16);
+  o.say(`vs llama-server: ${o.burstChats} short chats at once, the tiny model, Psyche as shipped`);
+  const tiny = {
+    llama: await start(llamaServer(llamaServerPath, o.tinyModel, o.threads, o.parallel, 4096)),
+    psyche: await start(psyche(o, o.tinyModel, "vs-burst", 4096, false)),
+  };
+  await both(tiny, (url) => oneStream(url, 1, 4));
+  const embedded = await both(tiny, shortChats);
+  await tiny.psyche.stop();
+  let burstPostgres: Side<Burst> | undefined;
+  if (o.postgresUrl) {
+    o.say(`vs llama-server: the same burst, Psyche on PostgreSQL`);
+    const db = await freshDatabase(o.postgresUrl, "psyche_bench_burst");
+    try {
+      const onPostgres = { llama: tiny.llama, psyche: await start(psyche(o, o.tinyModel, "vs-burst-pg", 4096, false, db.url)) };
+      await oneStream(onPostgres.psyche.url, 1, 4);
+      burstPostgres = await both(onPostgres, shortChats);
+      await onPostgres.psyche.stop();
+    } finally {
+      await db.drop();
+    }
+  }
+  await tiny.llama.stop();
+  return { burst: embedded, burstPostgres };
+}
+
+/** BENCH_ONLY=burst: the bursts alone. */
+export async function benchBursts(o: VsLlamaServerOptions): Promise<BurstResult> {
+  const build = ensureLlamaServer(o.say);
+  if ("skipped" in build) {
+    o.say(`llama-server comparison skipped: ${build.skipped}`);
+    return build;
+  }
+  const started: RunningServer[] = [];
+  try {
+    return { date: new Date().toISOString(), ...(await bursts(o, build.path, async (s) => started[started.push(await s) - 1]!)) };
+  } finally {
+    for (const s of started) await s.stop();
+  }
 }
 
 async function both<T>(servers: Side<RunningServer>, measure: (url: string) => Promise<T>): Promise<Side<T>> {
@@ -116,13 +209,7 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
     const session = await both(shipped, (url) => agentSession(url, o.sessionWords + 17));
     for (const s of [shipped.llama, shipped.psyche]) await s.stop();
 
-    o.say(`vs llama-server: ${o.burstChats} short chats at once, the tiny model, Psyche as shipped`);
-    const tiny = {
-      llama: await start(llamaServer(build.path, o.tinyModel, o.threads, o.parallel, 4096)),
-      psyche: await start(psyche(o, o.tinyModel, "vs-burst", 4096, false)),
-    };
-    await both(tiny, (url) => oneStream(url, 1, 4));
-    const burstResult = await both(tiny, (url) => burst(url, o.burstChats, 16));
+    const { burst: burstResult, burstPostgres } = await bursts(o, build.path, start);
     return {
       date: new Date().toISOString(),
       commit: build.commit,
@@ -133,6 +220,7 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       concurrent: conc,
       session,
       burst: burstResult,
+      burstPostgres,
     };
   } finally {
     for (const s of started) await s.stop();
@@ -164,6 +252,15 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
   rows.push(
     `| ${r.burst.llama.n} short chats at once, tiny model: wall / median request (ms) | ${f0(r.burst.llama.wallMs)} / ${f0(r.burst.llama.medianMs)} | ${f0(r.burst.psyche.wallMs)} / ${f0(r.burst.psyche.medianMs)} | ${(r.burst.psyche.wallMs / r.burst.llama.wallMs).toFixed(1)}x | <= 8x (embedded database) | ${pass(r.burst.psyche.wallMs <= 8 * r.burst.llama.wallMs)} |`,
   );
+  const pgBurst = r.burstPostgres;
+  if (pgBurst)
+    rows.push(
+      `| ${pgBurst.llama.n} short chats at once, tiny model, Psyche on PostgreSQL: wall / median request (ms) | ${f0(pgBurst.llama.wallMs)} / ${f0(pgBurst.llama.medianMs)} | ${f0(pgBurst.psyche.wallMs)} / ${f0(pgBurst.psyche.medianMs)} | ${(pgBurst.psyche.wallMs / pgBurst.llama.wallMs).toFixed(1)}x | <= 4x (real PostgreSQL) | ${pass(pgBurst.psyche.wallMs <= 4 * pgBurst.llama.wallMs)} |`,
+    );
+  else
+    rows.push(
+      "| short chats at once, Psyche on PostgreSQL | - | - | - | <= 4x (real PostgreSQL) | not measured (set PSYCHE_BENCH_POSTGRES) |",
+    );
   return [
     "",
     `Psyche against llama-server, measured ${r.date.slice(0, 10)}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, the bench model unless named, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.`,
