@@ -6,10 +6,15 @@
 // on every one; test/db/prepared.test.ts),
 // so a statement prepared by one connection (or by a process long gone) already exists for
 // the next. Names are therefore one per query text, and before a connection first uses one it
-// asks pg_prepared_statements whether the backend has it (on a real Postgres the answer is
-// simply no, once per statement and connection). Two connections can still ask at the same
-// moment and both prepare: the loser's "already exists" is taken as "use it", and inside a
+// asks pg_prepared_statements whether the backend has it. Two connections can still ask at the
+// same moment and both prepare: the loser's "already exists" is taken as "use it", and inside a
 // transaction that first Parse runs under a savepoint so the failure cannot abort it.
+//
+// A real Postgres gives each connection a backend of its own, where no statement exists until
+// the connection prepares it: there the question and the savepoint are round trips for nothing
+// (34 questions and 14 savepoint pairs in one chat turn on a fresh pool, each waking the server
+// on a machine whose cores the model holds), so each connection asks once which kind of server
+// it talks to, and prepares directly on a real one.
 import { createHash } from "node:crypto";
 import pg from "pg";
 
@@ -71,6 +76,8 @@ export class PreparingClient extends pg.Client {
   /** Whether the server last reported this session inside a transaction (ReadyForQuery's status). */
   private inTransaction = false;
   private readonly pgConnection: PgConnection;
+  /** Whether this connection's backend is shared with others (the embedded server); asked once. */
+  private sharedBackend: Promise<boolean> | undefined;
 
   constructor(config?: string | pg.ClientConfig) {
     super(config);
@@ -110,9 +117,26 @@ export class PreparingClient extends pg.Client {
     this.known.add(name);
   }
 
+  private isSharedBackend(): Promise<boolean> {
+    this.sharedBackend ??= super.query("select version() like '%PGlite%' as shared").then(
+      (res) => res.rows[0]?.shared === true,
+      (err: unknown) => {
+        this.sharedBackend = undefined;
+        throw err;
+      },
+    );
+    return this.sharedBackend;
+  }
+
   private async prepared(text: string, values: unknown[]): Promise<pg.QueryResult> {
     const name = statementName(text);
     if (!this.known.has(name)) {
+      if (!(await this.isSharedBackend())) {
+        // Its own backend: nothing there but what this connection prepared.
+        const result = await super.query({ name, text, values });
+        this.known.add(name);
+        return result;
+      }
       const exists = await super.query("select 1 from pg_prepared_statements where name = $1", [name]);
       if (exists.rowCount) this.markParsed(name, text);
       else return this.prepareFirst(name, text, values);

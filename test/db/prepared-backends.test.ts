@@ -1,0 +1,72 @@
+// Which round trips preparing a statement costs, by kind of server: on the embedded one (one
+// backend shared by every connection) a connection asks whether the backend has the statement,
+// under a savepoint inside a transaction; on a real PostgreSQL (PSYCHE_TEST_POSTGRES) each
+// connection has its own backend and prepares at once (src/db/prepared.ts).
+import t from "tap";
+import pg from "pg";
+import { startEmbeddedDatabase } from "../../src/db/embedded.js";
+import { createPool, inTransaction } from "../../src/db/pool.js";
+import { statementName } from "../../src/db/prepared.js";
+import { TEST_POSTGRES, testDatabaseUrl } from "../helpers/postgres.js";
+import { serverDir } from "../helpers/testdir.js";
+
+const QUERY = "select $1::int * 2 as n";
+
+/** The texts every pg Client sends while `fn` runs. */
+async function sent<T>(fn: () => Promise<T>): Promise<{ result: T; texts: string[] }> {
+  const original = pg.Client.prototype.query;
+  const texts: string[] = [];
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const first = args[0] as string | { text?: string };
+    texts.push(typeof first === "string" ? first : (first?.text ?? ""));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    return { result: await fn(), texts };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}
+
+async function prepareInTransaction(url: string) {
+  const pool = createPool(url, 1);
+  try {
+    return await sent(() =>
+      inTransaction(pool, async (client) => {
+        const a = (await client.query(QUERY, [2])).rows[0].n;
+        const b = (await client.query(QUERY, [21])).rows[0].n;
+        const held = (await client.query("select count(*)::int as n from pg_prepared_statements where name = $1", [statementName(QUERY)]))
+          .rows[0].n;
+        return { a, b, held };
+      }),
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
+t.test("on the embedded server, a connection asks before it prepares, under a savepoint in a transaction", async (t) => {
+  const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+  t.teardown(() => db.stop());
+  const { result, texts } = await prepareInTransaction(db.connectionString);
+  t.same(result, { a: 4, b: 42, held: 1 });
+  t.ok(
+    texts.some((q) => q.includes("from pg_prepared_statements where name")),
+    "it asked",
+  );
+  t.ok(texts.includes("savepoint psyche_prepare"), "under a savepoint");
+});
+
+t.test("on a real PostgreSQL, a connection prepares at once", { skip: TEST_POSTGRES ? false : "needs PSYCHE_TEST_POSTGRES" }, async (t) => {
+  const url = (await testDatabaseUrl(serverDir(t)))!;
+  const { result, texts } = await prepareInTransaction(url);
+  t.same(result, { a: 4, b: 42, held: 1 }, "prepared under its name, and used twice");
+  const asked = texts.filter(
+    (q) =>
+      q.includes("from pg_prepared_statements where name = $1") &&
+      q !== "select count(*)::int as n from pg_prepared_statements where name = $1",
+  );
+  t.same(asked, [], "no question about the backend's statements");
+  t.notOk(texts.includes("savepoint psyche_prepare"), "no savepoint");
+  t.equal(texts.filter((q) => q.includes("version()")).length, 1, "one question about the server, once per connection");
+});
