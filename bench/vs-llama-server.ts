@@ -84,7 +84,8 @@ async function psyche(
   bare: boolean,
   databaseUrl?: string,
 ): Promise<RunningServer> {
-  const cli = join(packageRoot(), "dist", "src", "cli.js");
+  // The installed command, as a user starts it (bin/psyche.cjs sizes the thread pool).
+  const cli = join(packageRoot(), "bin", "psyche.cjs");
   // A fresh database each run: nothing remembered from the last one.
   rmSync(join(o.dataDir, name), { recursive: true, force: true });
   const args = [cli, "serve", "--model", model, "--threads", String(o.threads), "--parallel", String(o.parallel)];

@@ -52,6 +52,8 @@ export async function createLlamaEngine(
       engine: llama.buildType,
       gpu: llama.gpu,
       threads: config.threads,
+      // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
+      threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
       parallel: engine.parallel,
       parallelFrom: slots.why,
       contextSize: engine.contextSize,
