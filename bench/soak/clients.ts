@@ -16,16 +16,30 @@ export interface ClientLog {
   rejected: number;
   /** Bad requests answered otherwise (a defect). */
   wronglyAccepted: number;
+  /** Why requests failed, counted by reason (a status and the error's message, or the fetch error). */
+  failures: Record<string, number>;
 }
 
 /** Every bad request carries this; the database must never hold it. */
 export const REJECTED_MARKER = "SOAK-REJECTED";
 
 export function emptyLog(): ClientLog {
-  return { replies: [], abandoned: 0, refused: 0, memoriesStored: 0, searches: 0, rejected: 0, wronglyAccepted: 0 };
+  return { replies: [], abandoned: 0, refused: 0, memoriesStored: 0, searches: 0, rejected: 0, wronglyAccepted: 0, failures: {} };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A request answered otherwise than `expected`: its status and its error's message. */
+async function unexpected(what: string, res: Response): Promise<Error> {
+  const body = await res.text().catch(() => "");
+  let message = body.slice(0, 160);
+  try {
+    message = (JSON.parse(body) as { error?: { message?: string } }).error?.message ?? message;
+  } catch {
+    // not JSON: the text as it came
+  }
+  return new Error(`${what} answered ${res.status}: ${message}`);
+}
 
 /** Reads an SSE body; returns the text, the last event id, and whether [DONE] came. */
 async function readEvents(res: Response, into: { text: string; lastId: number }): Promise<boolean> {
@@ -80,8 +94,11 @@ export async function runClient(o: ClientOptions): Promise<void> {
       else if (roll < 0.8) await storeMemory(o, n);
       else if (roll < 0.9) await search(o, n);
       else await badRequest(o, n);
-    } catch {
+    } catch (err) {
       o.log.refused++;
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const reason = `${(err as Error).message}${cause ? ` (${cause.code ?? cause.message})` : ""}`.slice(0, 240);
+      o.log.failures[reason] = (o.log.failures[reason] ?? 0) + 1;
       await sleep(200);
     }
     await sleep(Math.random() * 300);
@@ -102,7 +119,7 @@ async function streamedChat(o: ClientOptions, conversation: string, n: number): 
     headers: { "content-type": "application/json", "x-psyche-conversation": conversation },
     body: chatBody(o, n, true),
   });
-  if (res.status !== 200) throw new Error(`chat answered ${res.status}`);
+  if (res.status !== 200) throw await unexpected("chat", res);
   const turnId = res.headers.get("x-psyche-turn")!;
   const got = { text: "", lastId: 0 };
   let resumed = false;
@@ -129,7 +146,7 @@ async function wholeChat(o: ClientOptions, conversation: string, n: number): Pro
     headers: { "content-type": "application/json", "x-psyche-conversation": conversation },
     body: chatBody(o, n, false),
   });
-  if (res.status !== 200) throw new Error(`chat answered ${res.status}`);
+  if (res.status !== 200) throw await unexpected("chat", res);
   const body = (await res.json()) as { choices: { message: { content: string | null } }[] };
   o.log.replies.push({
     turnId: res.headers.get("x-psyche-turn")!,
@@ -145,13 +162,14 @@ async function storeMemory(o: ClientOptions, n: number): Promise<void> {
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ content: `client ${o.index} fact ${n}: the lamp is ${n % 7} steps from the door` }),
   });
-  if (res.status !== 201) throw new Error(`store answered ${res.status}`);
+  // 201 stored; 200 when it reinforced a memory it matched (routes/memories.ts).
+  if (res.status !== 201 && res.status !== 200) throw await unexpected("store", res);
   o.log.memoriesStored++;
 }
 
 async function search(o: ClientOptions, n: number): Promise<void> {
   const res = await fetch(`${o.url}/v1/memories/search?q=${encodeURIComponent(`lamp door ${n % 7}`)}&k=5`);
-  if (res.status !== 200) throw new Error(`search answered ${res.status}`);
+  if (res.status !== 200) throw await unexpected("search", res);
   await res.json();
   o.log.searches++;
 }

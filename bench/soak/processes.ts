@@ -14,12 +14,21 @@ export interface Role {
   /** SIGTERM, then SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
   readonly running: boolean;
+  /** The last few KB it wrote, across its restarts (for a failed soak's report). */
+  tail(): string;
 }
+
+const TAIL_BYTES = 8192;
 
 export function role(name: string, args: string[], env: Record<string, string>, ready: RegExp, timeoutMs = 60_000): Role {
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
+  let tail = "";
+  const keep = (d: Buffer | string) => {
+    tail = (tail + String(d)).slice(-TAIL_BYTES);
+  };
   const start = async () => {
+    keep(`--- ${name} started\n`);
     const proc = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     child = proc;
     let out = "";
@@ -30,12 +39,13 @@ export function role(name: string, args: string[], env: Record<string, string>, 
         out += d;
         if (ready.test(out)) {
           clearTimeout(timer);
-          // Keep reading (a full pipe would stall it) but stop keeping the text.
+          // Keep reading (a full pipe would stall it), and only the tail of the text.
+          keep(out);
           out = "";
           proc.stdout!.off("data", onData);
           proc.stderr!.off("data", onData);
-          proc.stdout!.resume();
-          proc.stderr!.resume();
+          proc.stdout!.on("data", keep);
+          proc.stderr!.on("data", keep);
           resolve();
         }
       };
@@ -64,6 +74,7 @@ export function role(name: string, args: string[], env: Record<string, string>, 
       clearTimeout(timer);
       child = undefined;
     },
+    tail: () => tail,
     get running() {
       return child !== undefined && child.exitCode === null && child.signalCode === null;
     },

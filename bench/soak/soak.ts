@@ -33,6 +33,8 @@ export interface SoakResult extends Omit<ClientLog, "replies"> {
   streamed: number;
   resumed: number;
   invariants: Invariants;
+  /** The tail of what the web and inference processes wrote, across their restarts. */
+  logs: { web: string; inference: string };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -117,6 +119,7 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
         streamed: replies.filter((r) => r.streamed).length,
         resumed: replies.filter((r) => r.resumed).length,
         invariants,
+        logs: { web: web.tail(), inference: inference.tail() },
       };
     } finally {
       await pool.end();

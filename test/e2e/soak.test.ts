@@ -17,7 +17,11 @@ t.test("kills of web and inference lose nothing, double nothing, and leave nothi
   const result = await soak({ seconds: 24, clients: 3, killEveryMs: 5000, databaseUrl: await testDatabaseUrl(serverDir(t)) });
   const i = result.invariants;
   t.ok(result.kills.inference + result.kills.web >= 2, `kills: ${JSON.stringify(result.kills)}`);
-  t.ok(result.replies > 0 && i.turns >= result.replies, `${result.replies} replies read, ${i.turns} turns stored`);
+  const replied = t.ok(result.replies > 0 && i.turns >= result.replies, `${result.replies} replies read, ${i.turns} turns stored`, {
+    failures: result.failures,
+  });
+  // Why nothing came back is in the processes' own words.
+  if (!replied) t.comment(`web:\n${result.logs.web}\ninference:\n${result.logs.inference}`);
   t.ok(result.rejected > 0, "bad requests were sent and refused");
   t.equal(result.wronglyAccepted, 0, "every bad request that reached a web process was refused");
   t.same(i.lost, [], "no turn lost");
