@@ -20,6 +20,8 @@ import { runReverieJob } from "../src/dreams/reverie-job.js";
 import { putBack } from "../src/db/sql/pgboss-jobs.js";
 import type { ServerTools } from "../src/memory/memory-tools.js";
 
+const isChatJob = (job: PgBoss.Job<unknown>) => InferenceJobSchema.safeParse(job.data).data?.kind === "chat";
+
 export interface InferenceWorkerDeps {
   pool: Pool;
   boss: PgBoss;
@@ -112,12 +114,26 @@ export class InferenceWorker {
           await this.doorbell.wait(this.deps.pollMs);
           continue;
         }
-        const [job] = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: 1, priority: true });
-        if (!job) {
-          await this.doorbell.wait(this.deps.pollMs);
-          continue;
+        // As many as there are free slots, in priority order (chats before dreams). Fewer than
+        // asked means the queue was empty then: wait for the doorbell (a job queued since rang
+        // it) rather than ask again for nothing.
+        const free = this.slots - this.chats.size;
+        const jobs = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: free, priority: true });
+        for (const [i, job] of jobs.entries()) {
+          // A reverie runs to its end before the loop goes on: one fetched beside others goes
+          // back to the queue, so they do not sit taken while it dreams.
+          if (jobs.length > 1 && !isChatJob(job)) {
+            await putBack(this.deps.pool, INFERENCE_QUEUE, job.id);
+            this.doorbell.ring();
+            continue;
+          }
+          await this.handle(job);
+          if (this.stopping && i < jobs.length - 1) {
+            for (const rest of jobs.slice(i + 1)) await putBack(this.deps.pool, INFERENCE_QUEUE, rest.id);
+            break;
+          }
         }
-        await this.handle(job);
+        if (jobs.length < free) await this.doorbell.wait(this.deps.pollMs);
       } catch (err) {
         // The loop never dies: log and go on (pg-boss worker.ts does the same).
         this.deps.log.error({ err }, "inference loop error");
@@ -168,7 +184,7 @@ export class InferenceWorker {
     const controller = new AbortController();
     this.current.set(jobId, controller);
     try {
-      const outcome = await runTurn({ ...this.deps, workerId: this.id }, turnId, jobId, controller.signal);
+      const outcome = await runTurn({ ...this.deps, workerId: this.id, streams: () => this.chats.size }, turnId, jobId, controller.signal);
       this.count(outcome);
       if (outcome === "handed-off") {
         // Leave the job and turn as they are: the next worker reclaims the turn.

@@ -22,6 +22,9 @@ import { queueReembeddingIfNeeded, runReembedding } from "../src/memory/reembed.
 /** The event log is a live feed with a week to resume in; the history itself is in the tables it reports on. */
 const EVENTS_KEPT_SECONDS = 7 * 24 * 3600;
 
+/** Memory jobs taken at a time (see loop). */
+const MEMORY_BATCH = 8;
+
 export interface MemoryWorkerDeps {
   pool: Pool;
   boss: PgBoss;
@@ -71,35 +74,53 @@ export class MemoryWorker {
     // Idempotent: pg-boss keeps one schedule per queue; the supervising process fires it.
     await this.deps.boss.schedule(MAINTENANCE_QUEUE, MAINTENANCE_CRON, { kind: "tick" }, { priority: 1, retryLimit: 0 });
     this.loops = [
-      this.loop(MEMORY_QUEUE, this.doorbell, (job) => this.remember(job)),
-      this.loop(MAINTENANCE_QUEUE, this.maintenanceDoorbell, (job) => this.maintain(job)),
+      this.loop(MEMORY_QUEUE, this.doorbell, (job) => this.remember(job), MEMORY_BATCH),
+      // One at a time: a maintenance job can run for minutes (a re-embedding).
+      this.loop(MAINTENANCE_QUEUE, this.maintenanceDoorbell, (job) => this.maintain(job), 1),
     ];
     const every = Math.min(60_000, Math.max(1000, this.deps.purgeAfterSeconds * 1000));
     this.purgeTimer = setInterval(() => void this.purge(), every);
     this.purgeTimer.unref();
   }
 
-  private async loop(queue: string, doorbell: Doorbell, handle: (job: PgBoss.Job<unknown>) => Promise<void>): Promise<void> {
+  /**
+   * Takes up to `batch` jobs at a time and completes those that succeeded together: after a
+   * burst of chats, one fetch and one completion for several turns' memories instead of two
+   * statements each, on the backend the next turns wait for. A job handled but not completed
+   * (the process died mid-batch) runs again after its expiry, which remembering a turn allows:
+   * it stores a turn's memory once (memory/turn-memory.ts).
+   */
+  private async loop(queue: string, doorbell: Doorbell, handle: (job: PgBoss.Job<unknown>) => Promise<void>, batch: number): Promise<void> {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
       try {
-        const [job] = await this.deps.boss.fetch<unknown>(queue, { batchSize: 1, priority: true });
-        if (!job) {
+        const jobs = await this.deps.boss.fetch<unknown>(queue, { batchSize: batch, priority: true });
+        if (!jobs.length) {
           await doorbell.wait(this.deps.pollMs * 4, signal);
           continue;
         }
+        const done: string[] = [];
         try {
-          await handle(job);
-          await this.deps.boss.complete(queue, job.id);
-        } catch (err) {
-          if (signal.aborted) {
-            // Shutting down: leave it to pg-boss's expiry and retry in the next process.
-            await this.deps.boss.fail(queue, job.id, { error: "worker stopped" }).catch(() => undefined);
-            return;
+          for (const job of jobs) {
+            // Shutting down: leave the rest to a retry in the next process.
+            if (signal.aborted) {
+              await this.deps.boss.fail(queue, job.id, { error: "worker stopped" }).catch(() => undefined);
+              continue;
+            }
+            try {
+              await handle(job);
+              done.push(job.id);
+            } catch (err) {
+              const error = signal.aborted ? "worker stopped" : (err as Error).message;
+              if (!signal.aborted) this.deps.log.error({ err, queue, jobId: job.id }, "memory job failed; pg-boss retries it");
+              await this.deps.boss.fail(queue, job.id, { error }).catch(() => undefined);
+            }
           }
-          this.deps.log.error({ err, queue, jobId: job.id }, "memory job failed; pg-boss retries it");
-          await this.deps.boss.fail(queue, job.id, { error: (err as Error).message }).catch(() => undefined);
+        } finally {
+          if (done.length) await this.deps.boss.complete(queue, done);
         }
+        // Fewer than asked: the queue was empty then, and a job queued since rang the doorbell.
+        if (jobs.length < batch) await doorbell.wait(this.deps.pollMs * 4, signal);
       } catch (err) {
         this.deps.log.error({ err, queue }, "memory loop error");
         await doorbell.wait(this.deps.pollMs * 4, signal);

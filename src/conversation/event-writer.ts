@@ -1,5 +1,5 @@
 // Appends generated text to turn_events in small batches: the first piece at once (time to
-// first token), then at most one write per `flushMs`. Each write signals the turn's channel
+// first token), then at most one write per `flushMs()`. Each write signals the turn's channel
 // and reports whether the turn was cancelled or taken from this worker.
 import { appendEvent } from "../db/sql/turn-events.js";
 import type { Queryable } from "../db/pool.js";
@@ -13,7 +13,8 @@ export interface EventWriterOptions {
   workerId: string;
   /** The last sequence number already written for this turn. */
   lastSeq: number;
-  flushMs: number;
+  /** The least time between two writes, asked at each write (it may depend on the load). */
+  flushMs: () => number;
   /** Called once when cancellation is requested or the worker lost the turn. */
   onStop: (reason: "cancelled" | "lost") => void;
 }
@@ -37,7 +38,7 @@ export class EventWriter {
     this.buffer += text;
     this.tokens += tokens;
     if (this.timer) return;
-    const wait = Math.max(0, this.lastFlush + this.o.flushMs - Date.now());
+    const wait = Math.max(0, this.lastFlush + this.o.flushMs() - Date.now());
     if (wait === 0) this.flushSoon();
     else this.timer = setTimeout(() => this.flushSoon(), wait);
   }

@@ -22,6 +22,14 @@ export interface FollowOptions {
 }
 
 /**
+ * How much longer than `pollMs` a follower may wait between reads while nothing happens, where
+ * signals reach it (bus.complete): polling is then only a safety net, and a chat queued behind
+ * others in a burst read the table every `pollMs` for nothing (18 reads a turn measured in a
+ * 40-chat burst, each a query on the one embedded backend the turns themselves wait for).
+ */
+const MAX_BACKOFF = 8;
+
+/**
  * Subscribes to the turn's signals when constructed, so a follower made before the turn is
  * queued cannot miss its first signal. Close it if events() is never iterated.
  */
@@ -51,12 +59,24 @@ export class TurnFollower {
       let seq = o.afterSeq;
       // Only a new turn's first text is a first token; a resumed stream's is not.
       let timing = o.fresh === true && this.deps.firstToken !== undefined;
-      if (o.fresh) await this.doorbell.wait(this.deps.pollMs, o.signal);
+      // Doubles after each read that found nothing, back to pollMs after one that found some.
+      let backoff = 1;
+      const wait = () => this.doorbell.wait(this.deps.pollMs * (this.deps.bus.complete ? backoff : 1), o.signal);
+      if (o.fresh) await wait();
+      // After relaying a carried event, the next one comes with its own signal: wait for it
+      // rather than read the table for what is not written yet (a read per event otherwise).
+      let relayed = false;
       while (!o.signal?.aborted) {
         // The next event in order, when a signal carried it, needs no read; anything else
-        // (a gap, a closing event, no signal at all) is read from the table.
+        // (a gap, no signal at all) is read from the table.
         const next = this.carried.get(seq + 1);
         for (const old of this.carried.keys()) if (old <= seq + 1) this.carried.delete(old);
+        if (!next && relayed) {
+          relayed = false;
+          await wait();
+          continue;
+        }
+        relayed = next !== undefined;
         const events = next ? [next] : await eventsAfter(this.deps.pool, this.turnId, seq);
         for (const event of events) {
           seq = event.seq;
@@ -67,7 +87,10 @@ export class TurnFollower {
           yield event;
           if (event.kind !== "delta") return;
         }
-        if (events.length === 0) await this.doorbell.wait(this.deps.pollMs, o.signal);
+        if (events.length === 0) {
+          backoff = Math.min(backoff * 2, MAX_BACKOFF);
+          await wait();
+        } else backoff = 1;
       }
     } finally {
       this.close();

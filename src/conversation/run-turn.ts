@@ -34,8 +34,23 @@ export interface RunTurnDeps {
   serverToolIterations?: number | undefined;
   /** Mood and memories for the prompt; without it, the prompt is persona and transcript. */
   recall?: Recall | undefined;
-  /** Longest wait between two event writes while generating. Default 25 ms. */
+  /** Least time between two event writes of one stream while generating. Default 25 ms. */
   flushMs?: number;
+  /**
+   * Turns this worker is generating now. One stream's writes are spaced by flushMs times this
+   * (up to MAX_FLUSH_MS), so the worker's writes per second stay about the same however many it
+   * streams: each write is a statement the turns' own queries wait behind, and in a 40-chat burst
+   * they were a tenth of all statements.
+   */
+  streams?: () => number;
+}
+
+/** The longest spacing of a stream's event writes, however many streams run. */
+const MAX_FLUSH_MS = 200;
+
+/** The spacing of one stream's event writes with `streams` streams running (see RunTurnDeps.streams). */
+export function flushSpacing(baseMs: number, streams: number): number {
+  return Math.max(baseMs, Math.min(MAX_FLUSH_MS, baseMs * streams));
 }
 
 /** Why a turn stopped without finishing here: the worker is shutting down and hands it on. */
@@ -153,7 +168,7 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
     turnId: turn.id,
     workerId: deps.workerId,
     lastSeq: sofar.lastSeq,
-    flushMs: deps.flushMs ?? 25,
+    flushMs: () => flushSpacing(deps.flushMs ?? 25, deps.streams?.() ?? 1),
     onStop: stop,
   });
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
@@ -211,7 +226,7 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
         { turnId: turn.id, toolCalls: broken },
         "the model's tool call arguments break the tool's schema; returned with the problems",
       );
-    const finished = await inTransaction(deps.pool, async (client) => {
+    const closing = await inTransaction(deps.pool, async (client) => {
       const ok = await finishTurn(client, turn.id, deps.workerId, {
         content,
         finishReason,
@@ -221,22 +236,23 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
         toolCalls,
         serverToolCalls: result.serverToolCalls,
       });
-      if (!ok) return false;
+      if (!ok) return undefined;
       await appendMessages(client, turn.conversation_id, turn.id, [
         { role: "assistant", content, toolCalls: toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
       ]);
-      await appendClosingEvent(client, turn.id, "done", finishReason);
+      const event = await appendClosingEvent(client, turn.id, "done", finishReason);
       await touchConversation(client, turn.conversation_id);
       // Forming the memory waits for nobody: a job, committed with the turn, so it is not lost.
       if (finishReason !== "cancelled") {
         const job: RememberTurnJob = { kind: "remember-turn", turnId: turn.id };
         await deps.boss.send(MEMORY_QUEUE, job, { db: inTransactionDb(client) });
       }
-      return true;
+      return event;
     });
-    deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id));
-    if (finished) deps.bus.notify(Channel.memory);
-    if (!finished) return "lost";
+    // The closing event rides on the signal, committed: a follower relays it without reading it back.
+    deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id, closing));
+    if (closing) deps.bus.notify(Channel.memory);
+    if (!closing) return "lost";
     log.debug({ finishReason, tokens: result.completionTokens }, "turn finished");
     return finishReason === "cancelled" ? "cancelled" : "done";
   } finally {

@@ -23,6 +23,12 @@ export type BusMode = "local" | "local+notify";
 
 export interface SignalBus {
   readonly mode: BusMode;
+  /**
+   * Whether every signal reaches this process's subscribers: every role is in this process, or
+   * NOTIFY carries the others'. Where not (the polling fallback), only polling sees what other
+   * processes did, so a consumer must not slow its polling down.
+   */
+  readonly complete: boolean;
   notify(channel: Channel, payload?: string): void;
   subscribe(channel: Channel, handler: (payload: string) => void): () => void;
   close(): Promise<void>;
@@ -32,6 +38,13 @@ export interface SignalBus {
 export class LocalBus implements SignalBus {
   readonly mode: BusMode = "local";
   protected emitter = new EventEmitter().setMaxListeners(0);
+
+  /** `reachesAll: false` for the fallback where other processes' signals cannot arrive. */
+  constructor(protected reachesAll = true) {}
+
+  get complete(): boolean {
+    return this.reachesAll;
+  }
 
   notify(channel: Channel, payload = ""): void {
     this.emitter.emit(channel, payload);
@@ -60,14 +73,17 @@ export class NotifyBus extends LocalBus {
     private readonly listener: pg.Client,
     private readonly log: Logger,
   ) {
-    super();
+    super(true);
     listener.on("notification", (msg) => {
       const payload = msg.payload ?? "";
       const bar = payload.indexOf("|");
       if (payload.slice(0, bar) === this.origin) return;
       this.emitter.emit(msg.channel, payload.slice(bar + 1));
     });
-    listener.on("error", (err) => this.log.warn({ err }, "signal listener connection failed; polling only"));
+    listener.on("error", (err) => {
+      this.reachesAll = false;
+      this.log.warn({ err }, "signal listener connection failed; polling only");
+    });
   }
 
   /**
@@ -124,5 +140,5 @@ export async function createBus(opts: {
   if (opts.embeddedInProcess) return new LocalBus();
   const bus = await NotifyBus.connect(opts.pool, opts.connectionString, opts.log);
   if (!bus) opts.log.info("LISTEN/NOTIFY does not reach this process: falling back to polling between processes");
-  return bus ?? new LocalBus();
+  return bus ?? new LocalBus(false);
 }

@@ -68,3 +68,70 @@ t.test("signals for other turns are not relayed", async (t) => {
     "found by polling, without a signal",
   );
 });
+
+/** The real pool, counting the follower's reads of the events table. */
+function countingPool(): { pool: typeof pool; reads: () => number } {
+  let reads = 0;
+  const counting = new Proxy(pool, {
+    get(target, key, receiver) {
+      if (key !== "query") return Reflect.get(target, key, receiver) as unknown;
+      return (text: unknown, ...rest: unknown[]) => {
+        if (typeof text === "string" && text.includes("from turn_events")) reads++;
+        return (target.query as (...args: unknown[]) => unknown)(text, ...rest);
+      };
+    },
+  });
+  return { pool: counting, reads: () => reads };
+}
+
+t.test("a closing event carried by its signal is relayed without reading the table", async (t) => {
+  const id = await newTurn();
+  const counted = countingPool();
+  const follower = new TurnFollower({ pool: counted.pool, bus, pollMs: 1000 }, id);
+  const done = (async () => {
+    const out: TurnEvent[] = [];
+    for await (const e of follower.events({ afterSeq: 0, fresh: true, signal: AbortSignal.timeout(5000) })) out.push(e);
+    return out;
+  })();
+  for (const e of [
+    { seq: 1, kind: "delta", content: "hi" },
+    { seq: 2, kind: "done", content: "stop" },
+  ] as TurnEvent[]) {
+    await insertEvent(id, e);
+    bus.notify(Channel.turn, encodeTurnSignal(id, e));
+  }
+  t.same(
+    (await done).map((e) => e.kind),
+    ["delta", "done"],
+  );
+  t.equal(counted.reads(), 0, "no read: both events came with their signals");
+});
+
+// Where every signal reaches the follower, polling is a safety net: while nothing happens it
+// reads less and less often (up to 8 polls apart). Where signals from other processes cannot
+// arrive (the polling fallback), polling is how it learns anything, so it keeps to pollMs.
+// Counts, not timings: a loaded machine can only make either follower read less.
+for (const complete of [true, false]) {
+  t.test(`an idle follower ${complete ? "backs off where signals reach it" : "keeps polling on the polling fallback"}`, async (t) => {
+    const id = await newTurn();
+    const counted = countingPool();
+    const follower = new TurnFollower({ pool: counted.pool, bus: new LocalBus(complete), pollMs: 20 }, id);
+    const done = (async () => {
+      const out: TurnEvent[] = [];
+      for await (const e of follower.events({ afterSeq: 0, fresh: true, signal: AbortSignal.timeout(10_000) })) out.push(e);
+      return out;
+    })();
+    await new Promise((r) => setTimeout(r, 1000));
+    const idleReads = counted.reads();
+    // Found without a signal, by polling, in either mode.
+    await insertEvent(id, { seq: 1, kind: "done", content: "stop" });
+    t.same(
+      (await done).map((e) => e.content),
+      ["stop"],
+    );
+    // 1 s of silence: 20, 40, 80, 160, 160, ... ms apart is 8 reads (10 allows this test's own
+    // timer to be late); every 20 ms, 50.
+    if (complete) t.ok(idleReads <= 10, `${idleReads} reads in 1 s of silence`);
+    else t.ok(idleReads > 12, `${idleReads} reads in 1 s of silence`);
+  });
+}

@@ -42,10 +42,11 @@ export async function appendEvent(
 }
 
 /** Appends a closing event regardless of the worker (used when a turn fails or is reclaimed). */
-export async function appendClosingEvent(db: Queryable, turnId: string, kind: "done" | "error", content: string): Promise<void> {
-  await db.query(
+export async function appendClosingEvent(db: Queryable, turnId: string, kind: "done" | "error", content: string): Promise<TurnEvent> {
+  const res = await db.query<{ seq: number }>(
     `insert into turn_events (turn_id, seq, kind, content)
-     select $1, coalesce(max(seq), 0) + 1, $2, $3 from turn_events where turn_id = $1`,
+     select $1, coalesce(max(seq), 0) + 1, $2, $3 from turn_events where turn_id = $1 returning seq`,
     [turnId, kind, content],
   );
+  return { seq: res.rows[0]!.seq, kind, content };
 }
