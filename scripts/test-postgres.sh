@@ -68,11 +68,11 @@ cd "$root"
 export PSYCHE_TEST_POSTGRES="postgresql://postgres@127.0.0.1:$port/postgres"
 # Arguments go to tap (e.g. one test file, or --reporter=terse); by default the suites below.
 # The password gate's test is the embedded database's, but needs psql, which this step installs;
-# prepared-backends compares the two kinds of server.
+# prepared-backends compares the two kinds of server; notify-bus needs a real one.
 # The terminal and browser clients' files (tmux, chromium) are left to `npm run test:browser`:
 # they test the clients, not the database, and are the most sensitive to a loaded machine.
 if [ $# -eq 0 ]; then
   mapfile -t e2e < <(ls test/e2e/*.test.ts | grep -v -E '/(dashboard|hermes-tui|hermes-tui-tools)\.test\.ts$')
-  set -- "${e2e[@]}" test/memory test/mcp test/db/password-gate.test.ts test/db/prepared-backends.test.ts
+  set -- "${e2e[@]}" test/memory test/mcp test/db/password-gate.test.ts test/db/prepared-backends.test.ts test/jobs/notify-bus.test.ts
 fi
 npx tap "$@"

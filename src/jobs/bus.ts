@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import type { Logger } from "../log.js";
 import type { Pool } from "../db/pool.js";
-import { listen, notify } from "../db/sql/server.js";
+import { listen, notify, notifyAll } from "../db/sql/server.js";
 
 export const Channel = {
   /** A job was queued for the inference worker. */
@@ -114,10 +114,20 @@ export class NotifyBus extends LocalBus {
     return undefined;
   }
 
+  /** Signals for other processes not sent yet: those of one turn of the event loop go together. */
+  private pending: { channel: string; payload: string }[] = [];
+
   override notify(channel: Channel, payload = ""): void {
     super.notify(channel, payload);
-    notify(this.pool, channel, `${this.origin}|${payload}`).catch((err: unknown) => {
-      this.log.debug({ err, channel }, "pg_notify failed; consumers will poll");
+    // One statement for every signal of this turn of the event loop: in a burst of chats each
+    // turn sent five, each a round trip on the pool that the turns' own queries wait behind.
+    if (this.pending.push({ channel, payload: `${this.origin}|${payload}` }) > 1) return;
+    setImmediate(() => {
+      const signals = this.pending;
+      this.pending = [];
+      notifyAll(this.pool, signals).catch((err: unknown) => {
+        this.log.debug({ err, signals: signals.length }, "pg_notify failed; consumers will poll");
+      });
     });
   }
 

@@ -18,3 +18,11 @@ export async function listen(db: Queryable, channel: string): Promise<void> {
 export async function notify(db: Queryable, channel: string, payload: string): Promise<void> {
   await db.query("select pg_notify($1, $2)", [channel, payload]);
 }
+
+/** Several notifications in one statement, delivered in the order given. */
+export async function notifyAll(db: Queryable, signals: readonly { channel: string; payload: string }[]): Promise<void> {
+  await db.query("select pg_notify(c, p) from unnest($1::text[], $2::text[]) with ordinality as s(c, p, n) order by n", [
+    signals.map((s) => s.channel),
+    signals.map((s) => s.payload),
+  ]);
+}
