@@ -119,17 +119,17 @@ export class InferenceWorker {
         // it) rather than ask again for nothing.
         const free = this.slots - this.chats.size;
         const jobs = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: free, priority: true });
-        for (const [i, job] of jobs.entries()) {
-          // A reverie runs to its end before the loop goes on: one fetched beside others goes
-          // back to the queue, so they do not sit taken while it dreams.
-          if (jobs.length > 1 && !isChatJob(job)) {
-            await putBack(this.deps.pool, INFERENCE_QUEUE, job.id);
-            this.doorbell.ring();
-            continue;
-          }
+        // A reverie runs to its end before the loop goes on, and only when no chat runs: one
+        // fetched after chats, or beside the reverie it runs, goes back to the queue first, so
+        // it does not sit taken meanwhile.
+        const reverieFirst = jobs.length > 0 && !isChatJob(jobs[0]!);
+        const taken = reverieFirst ? jobs.slice(0, 1) : jobs.filter(isChatJob);
+        for (const job of jobs) if (!taken.includes(job)) await putBack(this.deps.pool, INFERENCE_QUEUE, job.id);
+        if (taken.length < jobs.length) this.doorbell.ring();
+        for (const [i, job] of taken.entries()) {
           await this.handle(job);
-          if (this.stopping && i < jobs.length - 1) {
-            for (const rest of jobs.slice(i + 1)) await putBack(this.deps.pool, INFERENCE_QUEUE, rest.id);
+          if (this.stopping && i < taken.length - 1) {
+            for (const rest of taken.slice(i + 1)) await putBack(this.deps.pool, INFERENCE_QUEUE, rest.id);
             break;
           }
         }
