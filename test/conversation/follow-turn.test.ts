@@ -27,9 +27,10 @@ async function newTurn(): Promise<string> {
 const insertEvent = (turnId: string, e: TurnEvent) =>
   pool.query("insert into turn_events (turn_id, seq, kind, content) values ($1, $2, $3, $4)", [turnId, e.seq, e.kind, e.content]);
 
-async function collect(follower: TurnFollower, after = 0): Promise<TurnEvent[]> {
+async function collect(follower: TurnFollower, after = 0, o: { fresh?: boolean; timeoutMs?: number } = {}): Promise<TurnEvent[]> {
   const out: TurnEvent[] = [];
-  for await (const e of follower.events({ afterSeq: after, signal: AbortSignal.timeout(5000) })) out.push(e);
+  for await (const e of follower.events({ afterSeq: after, fresh: o.fresh ?? false, signal: AbortSignal.timeout(o.timeoutMs ?? 5000) }))
+    out.push(e);
   return out;
 }
 
@@ -88,11 +89,7 @@ t.test("a closing event carried by its signal is relayed without reading the tab
   const id = await newTurn();
   const counted = countingPool();
   const follower = new TurnFollower({ pool: counted.pool, bus, pollMs: 1000 }, id);
-  const done = (async () => {
-    const out: TurnEvent[] = [];
-    for await (const e of follower.events({ afterSeq: 0, fresh: true, signal: AbortSignal.timeout(5000) })) out.push(e);
-    return out;
-  })();
+  const done = collect(follower, 0, { fresh: true });
   for (const e of [
     { seq: 1, kind: "delta", content: "hi" },
     { seq: 2, kind: "done", content: "stop" },
@@ -116,11 +113,7 @@ for (const complete of [true, false]) {
     const id = await newTurn();
     const counted = countingPool();
     const follower = new TurnFollower({ pool: counted.pool, bus: new LocalBus(complete), pollMs: 20 }, id);
-    const done = (async () => {
-      const out: TurnEvent[] = [];
-      for await (const e of follower.events({ afterSeq: 0, fresh: true, signal: AbortSignal.timeout(10_000) })) out.push(e);
-      return out;
-    })();
+    const done = collect(follower, 0, { fresh: true, timeoutMs: 10_000 });
     await new Promise((r) => setTimeout(r, 1000));
     const idleReads = counted.reads();
     // Found without a signal, by polling, in either mode.
