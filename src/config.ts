@@ -142,6 +142,8 @@ export const ConfigSchema = z.object({
   recallPromptTokens: nonNegativeInt.default(400),
   /** A new memory this similar to an existing one reinforces it instead of adding a row. */
   duplicateSimilarity: unitInterval.default(0.95),
+  /** A turn's memory waits at most this long for the chats under way to end (workers/memory-worker.ts); 0: formed at once. */
+  memoryDeferSeconds: nonNegativeInt.max(600).default(5),
   /** Soft-deleted memories are purged this many seconds later. */
   memoryPurgeAfterSeconds: nonNegativeInt.default(86_400),
   /** Offer the model Psyche's own memory tools (recall_memory, store_memory) beside a request's tools. */

@@ -9,6 +9,8 @@ import { purgeDeletedMemories } from "../src/db/sql/memories.js";
 import { purgeEvents } from "../src/db/sql/events.js";
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
+import { yieldToChats } from "../src/jobs/yield-to-chats.js";
+import { chatsUnderWay } from "../src/db/sql/turns.js";
 import { MAINTENANCE_QUEUE, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
 import { lastConsolidation } from "../src/db/sql/consolidation.js";
 import { tidyTextIndex } from "../src/db/sql/memory-terms.js";
@@ -34,6 +36,8 @@ export interface MemoryWorkerDeps {
   log: Logger;
   pollMs: number;
   purgeAfterSeconds: number;
+  /** How long a turn's memory may wait for the chats under way to end (jobs/yield-to-chats.ts); 0: never. */
+  memoryDeferSeconds: number;
   /** Memories re-embedded per batch. Default 64. */
   reembedBatch?: number;
   /** The dream settings' defaults (consolidation on the schedule). */
@@ -74,7 +78,13 @@ export class MemoryWorker {
     // Idempotent: pg-boss keeps one schedule per queue; the supervising process fires it.
     await this.deps.boss.schedule(MAINTENANCE_QUEUE, MAINTENANCE_CRON, { kind: "tick" }, { priority: 1, retryLimit: 0 });
     this.loops = [
-      this.loop(MEMORY_QUEUE, this.doorbell, (job) => this.remember(job), MEMORY_BATCH),
+      this.loop(
+        MEMORY_QUEUE,
+        this.doorbell,
+        (job) => this.remember(job),
+        MEMORY_BATCH,
+        (jobs) => this.yieldToChats(jobs),
+      ),
       // One at a time: a maintenance job can run for minutes (a re-embedding).
       this.loop(MAINTENANCE_QUEUE, this.maintenanceDoorbell, (job) => this.maintain(job), 1),
     ];
@@ -90,15 +100,22 @@ export class MemoryWorker {
    * (the process died mid-batch) runs again after its expiry, which remembering a turn allows:
    * it stores a turn's memory once (memory/turn-memory.ts).
    */
-  private async loop(queue: string, doorbell: Doorbell, handle: (job: PgBoss.Job<unknown>) => Promise<void>, batch: number): Promise<void> {
+  private async loop(
+    queue: string,
+    doorbell: Doorbell,
+    handle: (job: PgBoss.Job<unknown>) => Promise<void>,
+    batch: number,
+    before?: (jobs: PgBoss.JobWithMetadata<unknown>[]) => Promise<void>,
+  ): Promise<void> {
     const signal = this.stopping.signal;
     while (!signal.aborted) {
       try {
-        const jobs = await this.deps.boss.fetch<unknown>(queue, { batchSize: batch, priority: true });
+        const jobs = await this.deps.boss.fetch<unknown>(queue, { batchSize: batch, priority: true, includeMetadata: true });
         if (!jobs.length) {
           await doorbell.wait(this.deps.pollMs * 4, signal);
           continue;
         }
+        await before?.(jobs);
         const done: string[] = [];
         try {
           for (const job of jobs) {
@@ -126,6 +143,17 @@ export class MemoryWorker {
         await doorbell.wait(this.deps.pollMs * 4, signal);
       }
     }
+  }
+
+  /** Holds a batch of turns' memories while chats are under way, up to memoryDeferSeconds from the oldest job's queueing. */
+  private async yieldToChats(jobs: PgBoss.JobWithMetadata<unknown>[]): Promise<void> {
+    const oldest = new Date(Math.min(...jobs.map((j) => new Date(j.createdOn).getTime())));
+    await yieldToChats(
+      { busy: () => chatsUnderWay(this.deps.pool), doorbell: this.doorbell, pollMs: this.deps.pollMs },
+      oldest,
+      this.deps.memoryDeferSeconds * 1000,
+      this.stopping.signal,
+    );
   }
 
   private async remember(job: PgBoss.Job<unknown>): Promise<void> {

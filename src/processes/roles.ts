@@ -73,6 +73,7 @@ export async function startInferenceRole(
     log: s.log,
     pollMs: s.config.pollMs,
     purgeAfterSeconds: s.config.memoryPurgeAfterSeconds,
+    memoryDeferSeconds: s.config.memoryDeferSeconds,
     dreamDefaults: defaultDreamSettings(s.config),
   });
   await memoryWorker.start();

@@ -224,6 +224,12 @@ export async function failTurn(db: Queryable, id: string, error: string): Promis
   return res.rowCount === 1;
 }
 
+/** Whether any turn is queued or being generated (the partial index turns_unfinished answers it). */
+export async function chatsUnderWay(db: Queryable): Promise<boolean> {
+  const res = await db.query<{ busy: boolean }>("select exists (select 1 from turns where status in ('queued', 'running')) as busy");
+  return res.rows[0]?.busy === true;
+}
+
 /** Records a cancellation request; returns the turn's status, or undefined if no such turn. */
 export async function requestCancel(db: Queryable, id: string): Promise<TurnStatus | undefined> {
   const res = await db.query<{ status: TurnStatus }>(

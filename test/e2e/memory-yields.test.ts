@@ -1,0 +1,78 @@
+// A turn's memory yields to chats under way (workers/memory-worker.ts, jobs/yield-to-chats.ts):
+// while another chat is being generated it is not formed, and it is formed once that chat ends,
+// or once it has waited --memory-defer-seconds, whichever comes first. A scripted engine holds
+// a chat open for as long as the test needs; everything around it is real.
+import t from "tap";
+import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
+import { ScriptedEngine } from "../helpers/scripted-engine.js";
+import { startPsyche } from "../helpers/psyche.js";
+import { until } from "../helpers/until.js";
+
+/** Two slots; a message with "hold" is generated until the test lets it go. */
+class HoldingEngine extends ScriptedEngine {
+  readonly parallel = 2;
+  private release: () => void = () => undefined;
+  private held = new Promise<void>((r) => (this.release = r));
+
+  constructor() {
+    super(() => ({ text: "Noted." }));
+  }
+
+  override async generate(request: GenerateRequest): Promise<GenerateResult> {
+    if (request.messages.some((m) => m.role === "user" && m.content.includes("hold"))) {
+      await Promise.race([this.held, new Promise((r) => request.signal?.addEventListener("abort", r, { once: true }))]);
+    }
+    return super.generate(request);
+  }
+
+  letGo(): void {
+    this.release();
+  }
+}
+
+async function chat(url: string, content: string): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content }] }),
+  });
+}
+
+for (const defer of [600, 1]) {
+  t.test(`--memory-defer-seconds ${defer}`, async (t) => {
+    const engine = new HoldingEngine();
+    const psyche = await startPsyche(t, { memoryDeferSeconds: defer, recallPromptTokens: 0 }, { engine });
+    const pool = psyche.db.pool;
+    const running = async () =>
+      (await pool.query<{ n: number }>("select count(*)::int as n from turns where status = 'running'")).rows[0]!.n;
+    const memoryOf = async (content: string) =>
+      (
+        await pool.query(
+          "select m.id from memories m join turns t on m.source_id = t.id::text join messages u on u.turn_id = t.id where u.content = $1",
+          [content],
+        )
+      ).rows[0];
+
+    const held = chat(psyche.url, "Please hold the line.");
+    await until("the held chat is being generated", async () => ((await running()) === 1 ? true : undefined));
+    const answered = await chat(psyche.url, "My cat is called Ferntree.");
+    t.equal(answered.status, 200, "a chat beside the held one is answered");
+
+    if (defer === 600) {
+      // Several of the worker's polls (100 ms in tests) and rings: without the yield the memory forms in one.
+      await new Promise((r) => setTimeout(r, 1500));
+      t.equal(await running(), 1, "the held chat is still being generated");
+      t.notOk(await memoryOf("My cat is called Ferntree."), "its memory waits while a chat is under way");
+      engine.letGo();
+      t.equal((await held).status, 200);
+      await until("the memory once no chat is under way", () => memoryOf("My cat is called Ferntree."));
+      await until("the held chat's memory too", () => memoryOf("Please hold the line."));
+      t.pass("both memories formed after the chats ended");
+    } else {
+      await until("the memory, past its second of waiting", () => memoryOf("My cat is called Ferntree."));
+      t.equal(await running(), 1, "formed while the other chat was still being generated");
+      engine.letGo();
+      t.equal((await held).status, 200);
+    }
+  });
+}

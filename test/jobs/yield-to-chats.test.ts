@@ -1,0 +1,50 @@
+// Background work yields to chats: it goes on at once when no chat is under way, waits while
+// one is (looking again at each ring), and never past its deadline.
+import t from "tap";
+import { Doorbell } from "../../src/jobs/doorbell.js";
+import { yieldToChats } from "../../src/jobs/yield-to-chats.js";
+
+const never = new AbortController().signal;
+
+t.test("no chat under way: goes on at once, having asked once", async (t) => {
+  let asked = 0;
+  const busy = async () => (asked++, false);
+  t.equal(await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 60_000 }, new Date(), 60_000, never), false);
+  t.equal(asked, 1);
+});
+
+t.test("a chat under way: waits until a ring finds none", async (t) => {
+  const doorbell = new Doorbell();
+  const answers = [true, true, false];
+  const busy = async () => answers.shift() ?? false;
+  // A poll far longer than the test: only the rings move it on.
+  const waiting = yieldToChats({ busy, doorbell, pollMs: 600_000 }, new Date(), 600_000, never);
+  let done = false;
+  void waiting.then(() => (done = true));
+  await new Promise((r) => setImmediate(r));
+  t.notOk(done, "still waiting while a chat is under way");
+  doorbell.ring();
+  await new Promise((r) => setTimeout(r, 10));
+  t.notOk(done, "the second look still finds a chat");
+  doorbell.ring();
+  t.equal(await waiting, true, "it waited, then went on when no chat was left");
+  t.same(answers, [], "it looked once per ring and once at first");
+});
+
+t.test("never past the deadline, however busy", async (t) => {
+  let asked = 0;
+  const busy = async () => (asked++, true);
+  const queuedLongAgo = new Date(Date.now() - 10_000);
+  t.equal(await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, queuedLongAgo, 5_000, never), false);
+  t.equal(asked, 0, "a job already past its deadline does not even ask");
+  const waited = await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, new Date(), 50, never);
+  t.equal(waited, true, "a busy server is waited for, up to the deadline");
+  t.equal(await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, new Date(), 0, never), false, "0: never waits");
+});
+
+t.test("stopping ends the wait", async (t) => {
+  const stop = new AbortController();
+  const waiting = yieldToChats({ busy: async () => true, doorbell: new Doorbell(), pollMs: 600_000 }, new Date(), 600_000, stop.signal);
+  stop.abort();
+  t.equal(await waiting, true);
+});
