@@ -4,7 +4,6 @@ import { DEFAULT_SCOPE, readableScopes } from "../scope.js";
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
-import { appendMessages, touchConversation } from "../db/sql/conversations.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
 import { type ClaimedTurn, claimTurn, failTurn, finishTurn } from "../db/sql/turns.js";
 import { isConnectionError } from "../db/errors.js";
@@ -227,21 +226,22 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
         "the model's tool call arguments break the tool's schema; returned with the problems",
       );
     const closing = await inTransaction(deps.pool, async (client) => {
-      const ok = await finishTurn(client, turn.id, deps.workerId, {
-        content,
-        finishReason,
-        promptTokens: result.promptTokens,
-        cachedTokens: result.cachedTokens,
-        completionTokens: sofar.tokens + result.completionTokens,
-        toolCalls,
-        serverToolCalls: result.serverToolCalls,
-      });
-      if (!ok) return undefined;
-      await appendMessages(client, turn.conversation_id, turn.id, [
+      const event = await finishTurn(
+        client,
+        turn.id,
+        deps.workerId,
+        {
+          content,
+          finishReason,
+          promptTokens: result.promptTokens,
+          cachedTokens: result.cachedTokens,
+          completionTokens: sofar.tokens + result.completionTokens,
+          toolCalls,
+          serverToolCalls: result.serverToolCalls,
+        },
         { role: "assistant", content, toolCalls: toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
-      ]);
-      const event = await appendClosingEvent(client, turn.id, "done", finishReason);
-      await touchConversation(client, turn.conversation_id);
+      );
+      if (!event) return undefined;
       // Forming the memory waits for nobody: a job, committed with the turn, so it is not lost.
       if (finishReason !== "cancelled") {
         const job: RememberTurnJob = { kind: "remember-turn", turnId: turn.id };

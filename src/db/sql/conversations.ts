@@ -90,10 +90,6 @@ export async function appendMessages(
   return Math.max(...res.rows.map((r) => r.id));
 }
 
-export async function touchConversation(db: Queryable, id: string): Promise<void> {
-  await db.query("update conversations set last_active_at = now() where id = $1", [id]);
-}
-
 export interface ConversationSummary {
   id: string;
   created_at: Date;
