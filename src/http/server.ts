@@ -1,6 +1,6 @@
 // Real HTTP on a real port, with the errors a person can act on.
 import { createAdaptorServer } from "@hono/node-server";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, createServer } from "node:net";
 import type { Hono } from "hono";
 import { UserError } from "../errors.js";
 
@@ -15,12 +15,27 @@ export interface RunningServer {
   close(graceMs: number): Promise<void>;
 }
 
+const portInUse = (port: number) => new PortInUseError(`port ${port} is in use: pass --port (0 picks a free one) or stop the other server`);
+
+/**
+ * Fails at once, with listen's own error, when `port` is taken: `psyche serve` asks before it
+ * starts the database and loads the model (seconds to minutes), not after. A port taken in
+ * between still fails listen itself. Port 0 is always free.
+ */
+export async function ensurePortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", (err: NodeJS.ErrnoException) => reject(err.code === "EADDRINUSE" ? portInUse(port) : err));
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
 export async function listen(app: Hono, host: string, port: number): Promise<RunningServer> {
   const server = createAdaptorServer({ fetch: app.fetch });
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => {
-      if (err.code === "EADDRINUSE")
-        reject(new PortInUseError(`port ${port} is in use: pass --port (0 picks a free one) or stop the other server`));
+      if (err.code === "EADDRINUSE") reject(portInUse(port));
       else reject(err);
     });
     server.listen(port, host, () => resolve());

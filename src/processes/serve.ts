@@ -1,6 +1,7 @@
 // `psyche serve`: every role in one process; with no DATABASE_URL, the embedded Postgres too.
 import type { Config } from "../config.js";
 import { startEmbeddedDatabase } from "../db/embedded.js";
+import { ensurePortFree } from "../http/server.js";
 import type { InferenceEngine } from "../inference/engine.js";
 import { createLlamaEngine } from "../inference/create-engine.js";
 import type { InferenceWorker } from "../../workers/inference-worker.js";
@@ -29,6 +30,8 @@ export async function serve(config: Config, log: Logger, opts: { engine?: Infere
   const s = { config, log, stack };
   const stop = () => stack.unwind((name, err) => log.error({ err }, `stopping ${name} failed`));
   try {
+    // Before the database and the model: a taken port is said at once (http/server.ts).
+    await ensurePortFree(config.host, config.port);
     let connectionString = config.databaseUrl;
     if (!connectionString) {
       const embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, port: config.dbPort });
