@@ -27,6 +27,14 @@ async function newTurn(): Promise<string> {
 const insertEvent = (turnId: string, e: TurnEvent) =>
   pool.query("insert into turn_events (turn_id, seq, kind, content) values ($1, $2, $3, $4)", [turnId, e.seq, e.kind, e.content]);
 
+/** Writes each event, then announces it with its signal, as the worker does. */
+async function publish(turnId: string, events: TurnEvent[]): Promise<void> {
+  for (const e of events) {
+    await insertEvent(turnId, e);
+    bus.notify(Channel.turn, encodeTurnSignal(turnId, e));
+  }
+}
+
 async function collect(follower: TurnFollower, after = 0, o: { fresh?: boolean; timeoutMs?: number } = {}): Promise<TurnEvent[]> {
   const out: TurnEvent[] = [];
   for await (const e of follower.events({ afterSeq: after, fresh: o.fresh ?? false, signal: AbortSignal.timeout(o.timeoutMs ?? 5000) }))
@@ -38,13 +46,10 @@ t.test("events in order, from signals and from the table", async (t) => {
   const id = await newTurn();
   const follower = new TurnFollower({ pool, bus, pollMs: 50 }, id);
   const done = collect(follower);
-  for (const e of [
+  await publish(id, [
     { seq: 1, kind: "delta", content: "a" },
     { seq: 2, kind: "delta", content: "b" },
-  ] as TurnEvent[]) {
-    await insertEvent(id, e);
-    bus.notify(Channel.turn, encodeTurnSignal(id, e));
-  }
+  ]);
   // seq 3 is written but its signal is lost; seq 4 (done) is signalled: a gap, so the
   // follower must read 3 from the table rather than jump to 4.
   await insertEvent(id, { seq: 3, kind: "delta", content: "c" });
@@ -90,13 +95,10 @@ t.test("a closing event carried by its signal is relayed without reading the tab
   const counted = countingPool();
   const follower = new TurnFollower({ pool: counted.pool, bus, pollMs: 1000 }, id);
   const done = collect(follower, 0, { fresh: true });
-  for (const e of [
+  await publish(id, [
     { seq: 1, kind: "delta", content: "hi" },
     { seq: 2, kind: "done", content: "stop" },
-  ] as TurnEvent[]) {
-    await insertEvent(id, e);
-    bus.notify(Channel.turn, encodeTurnSignal(id, e));
-  }
+  ]);
   t.same(
     (await done).map((e) => e.kind),
     ["delta", "done"],
