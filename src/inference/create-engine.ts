@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
-import { decodeLoopYields, LlamaEngine } from "./llama-engine.js";
+import { batchesInSequenceOrder, decodeLoopYields, LlamaEngine } from "./llama-engine.js";
 import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
 import { chooseParallel } from "./choose-parallel.js";
 
@@ -64,6 +64,10 @@ export async function createLlamaEngine(
   if (engine.parallel > 1 && !decodeLoopYields())
     log.warn(
       "node-llama-cpp is not patched (scripts/patch-node-llama-cpp.mjs, which npm install runs): a chat may wait for the others to finish before it starts",
+    );
+  if (engine.parallel > 1 && !batchesInSequenceOrder())
+    log.warn(
+      "node-llama-cpp is not patched (scripts/patch-node-llama-cpp.mjs, which npm install runs): chats generating at once may be decoded one by one",
     );
   return engine;
 }

@@ -25,6 +25,7 @@ import { ContextOverflow } from "../errors.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
 import { sharedPrefix, SlotPool } from "./slots.js";
+import { BatchGather, type GatherStats } from "./gather-batch.js";
 
 export interface LlamaEngineOptions {
   llama: Llama;
@@ -38,7 +39,16 @@ export interface LlamaEngineOptions {
   batchSize?: number | undefined;
   /** Chat slots: chats generated at once. Default 4. */
   parallel?: number | undefined;
+  /** How long a queued token waits for the other generating sequences' (ms; inference/gather-batch.ts). Default GATHER_MS. */
+  gatherMs?: number | undefined;
 }
+
+/**
+ * The longest a sequence's next token waits for the others' before a batch is decoded. The
+ * last of four is a few tenths of a ms behind the first as a rule, and up to 4 ms on this busy
+ * 2-core machine; a decode step of the bench model takes 15-20 ms.
+ */
+export const GATHER_MS = 2;
 
 /** A sequence with its chat, and whether its next generation must open with a function call. */
 interface ChatSlot {
@@ -99,6 +109,29 @@ export function decodeLoopYields(): boolean {
 }
 
 /**
+ * Whether node-llama-cpp adds a batch's sequences in id order (scripts/patch-node-llama-cpp.mjs).
+ * Without it, chats generating at once are mostly decoded one pass each.
+ */
+export function batchesInSequenceOrder(): boolean {
+  const loop = LlamaContext.prototype.dispatchPendingBatch.toString();
+  return loop.includes("psyche: a batch's sequences in id order") && loop.includes("psyche: the batch under way ends");
+}
+
+/**
+ * Sequences with tokens queued in node-llama-cpp's context, an internal: undefined where it is
+ * not there, or where the patch that says when a batch is under way is missing.
+ */
+function queuedSequences(context: LlamaContext, patched: boolean): number | undefined {
+  const ids = (context as unknown as { _queuedDecodeSequenceIds?: unknown })._queuedDecodeSequenceIds;
+  return patched && ids instanceof Set ? ids.size : undefined;
+}
+
+/** Whether node-llama-cpp is decoding or sampling a batch (scripts/patch-node-llama-cpp.mjs). */
+function batchUnderWay(context: LlamaContext): boolean {
+  return (context as unknown as { _psycheBatchUnderWay?: unknown })._psycheBatchUnderWay === true;
+}
+
+/**
  * Tokens read per step of an interruptible prompt (dreams): a chat that wakes a dream waits for
  * at most one step. Eight took 50-100 ms on this 2-core machine (bench/wake.ts: wake p95 at the
  * 100 ms target); a dream's prompt is read a little slower in smaller steps, which no one waits on.
@@ -115,10 +148,13 @@ export class LlamaEngine implements InferenceEngine {
   /** Dreams take turns on their own sequence. */
   private dreamQueue: Promise<unknown> = Promise.resolve();
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Generations under way, each in its sequence: what a batch waits for (inference/gather-batch.ts). */
+  private generating = 0;
 
   private constructor(
     private readonly options: LlamaEngineOptions,
     private readonly context: LlamaContext,
+    private readonly gather: BatchGather,
   ) {
     this.modelName = options.modelName;
     this.parallel = context.totalSequences - 1;
@@ -136,6 +172,15 @@ export class LlamaEngine implements InferenceEngine {
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
     await boundGrammarNumbers();
+    // The schedule is the context's and counts the engine's generations: both are made here.
+    const made: { context?: LlamaContext; engine?: LlamaEngine } = {};
+    const patched = batchesInSequenceOrder();
+    const gather = new BatchGather({
+      queued: () => (made.context ? queuedSequences(made.context, patched) : undefined),
+      generating: () => made.engine?.generating ?? 0,
+      underWay: () => (made.context ? batchUnderWay(made.context) : false),
+      maxWaitMs: options.gatherMs ?? GATHER_MS,
+    });
     const context = await options.model.createContext({
       contextSize: options.contextSize ?? { max: options.model.trainContextSize },
       // The chat slots and one for dreams, so a dream never evicts a conversation's cache.
@@ -144,8 +189,18 @@ export class LlamaEngine implements InferenceEngine {
       // An abort takes effect between batches: smaller ones let a chat wake a dream that is
       // still reading its prompt sooner.
       ...(options.batchSize ? { batchSize: options.batchSize } : {}),
+      batching: { dispatchSchedule: gather.schedule },
     });
-    return new LlamaEngine(options, context);
+    made.context = context;
+    // Told by the patched decode loop (scripts/patch-node-llama-cpp.mjs) as it builds each batch.
+    (context as unknown as { _psycheOnBatch?: (sequences: number) => void })._psycheOnBatch = (n) => gather.decoding(n);
+    made.engine = new LlamaEngine(options, context, gather);
+    return made.engine;
+  }
+
+  /** How whole the decoded batches were: how many, and how many held every generating sequence. */
+  get batching(): Readonly<GatherStats> {
+    return this.gather.stats;
   }
 
   /** Tokens of context one sequence (one slot, one conversation) has. */
@@ -234,14 +289,38 @@ export class LlamaEngine implements InferenceEngine {
     // history mid-reply or fail. The reply gets what the context leaves.
     if (promptTokens >= this.contextSize) throw new ContextOverflow(promptTokens, this.contextSize);
     const maxTokens = Math.min(request.maxTokens, this.contextSize - promptTokens);
+    const cancelled: GenerateResult = {
+      text: "",
+      finishReason: "cancelled",
+      promptTokens,
+      cachedTokens,
+      completionTokens: 0,
+      toolCalls: [],
+    };
+    if (request.signal?.aborted) return cancelled;
+    this.generating++;
+    try {
+      if (request.sequence === "dream" && request.signal) {
+        await this.readPrompt(slot.chat, history, request.signal);
+        if (request.signal.aborted) return cancelled;
+      }
+      return await this.generateWith(slot, request, history, { functions, forced }, { promptTokens, cachedTokens, maxTokens });
+    } finally {
+      this.generating--;
+    }
+  }
+
+  /** The generation itself, in `slot`, once the prompt is known to fit. */
+  private async generateWith(
+    slot: ChatSlot,
+    request: GenerateRequest,
+    history: ChatHistoryItem[],
+    { functions, forced }: ReturnType<typeof offeredFunctions>,
+    { promptTokens, cachedTokens, maxTokens }: { promptTokens: number; cachedTokens: number; maxTokens: number },
+  ): Promise<GenerateResult> {
     let completionTokens = 0;
     let unreported = 0;
     let text = "";
-    if (request.signal?.aborted) return { text, finishReason: "cancelled", promptTokens, cachedTokens, completionTokens, toolCalls: [] };
-    if (request.sequence === "dream" && request.signal) {
-      await this.readPrompt(slot.chat, history, request.signal);
-      if (request.signal.aborted) return { text, finishReason: "cancelled", promptTokens, cachedTokens, completionTokens, toolCalls: [] };
-    }
     // A forced call ends when its arguments are a whole JSON object: a model that does not
     // write the wrapper's closing syntax after them (a random one) would otherwise go on.
     const calls: { name: string; params: string; complete: boolean }[] = [];

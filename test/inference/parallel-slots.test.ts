@@ -7,7 +7,7 @@ import { createLlamaEngine } from "../../src/inference/create-engine.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { createLogger } from "../../src/log.js";
 import { ContextOverflow } from "../../src/errors.js";
-import { decodeLoopYields } from "../../src/inference/llama-engine.js";
+import { batchesInSequenceOrder, decodeLoopYields } from "../../src/inference/llama-engine.js";
 import type { GenerateRequest } from "../../src/inference/engine.js";
 import { serverDir } from "../helpers/testdir.js";
 
@@ -35,7 +35,14 @@ t.test("four chats at once say what each says alone", async (t) => {
   for (const q of questions) alone.push((await engine.generate(q)).text);
   // Decoded together: their pieces of text come interleaved, not one reply after another.
   const order: number[] = [];
+  const before = { ...engine.batching };
   const together = await Promise.all(questions.map((q, i) => engine.generate({ ...q, onText: () => order.push(i) })));
+  // Each step of the model takes every chat's next token (inference/gather-batch.ts), in the
+  // order of their sequences, which llama.cpp needs to decode them in one pass.
+  t.ok(batchesInSequenceOrder(), "npm install patched node-llama-cpp to add a batch's sequences in id order");
+  const batches = engine.batching.batches - before.batches;
+  const whole = engine.batching.whole - before.whole;
+  t.ok(batches > 0 && whole >= batches * 0.9, `the batches held every generating chat (${whole} of ${batches})`);
   t.same(
     together.map((r) => r.text),
     alone,
