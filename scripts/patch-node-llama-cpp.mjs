@@ -46,21 +46,32 @@ const patches = [
     ) => `                    const { currentBatchItems, currentBatchSize } = fitQueuedDecodesToABatch(orderedQueuedDecodes, this._batchSize);
                     // ${marker} (scripts/patch-node-llama-cpp.mjs)
                     currentBatchItems.sort((a, b) => a.queuedDecode.sequenceId - b.queuedDecode.sequenceId);
-                    this._psycheBatchUnderWay = true;
                     this._psycheOnBatch?.(currentBatchItems.length);`,
   },
   {
-    marker: "psyche: the batch under way ends",
-    said: "a batch says when it has ended",
+    marker: "psyche: the batch under way",
+    said: "a batch says while it is decoded and sampled",
     missing: "a batch may be gathered while the last one is still sampling",
-    before: `                    finally {
+    // Set inside the try whose finally clears it, so it cannot outlive a failed decode.
+    edits: [
+      {
+        before: `                    try {
+                        await decodeTokenBatchItems(currentBatchItems, currentBatchSize);`,
+        after: (marker) => `                    try {
+                        // ${marker} (scripts/patch-node-llama-cpp.mjs)
+                        this._psycheBatchUnderWay = true;
+                        await decodeTokenBatchItems(currentBatchItems, currentBatchSize);`,
+      },
+      {
+        before: `                    finally {
                         decodeLock?.dispose();
                         preventDisposalHandle.dispose();`,
-    after: (marker) => `                    finally {
-                        // ${marker} (scripts/patch-node-llama-cpp.mjs)
+        after: () => `                    finally {
                         this._psycheBatchUnderWay = false;
                         decodeLock?.dispose();
                         preventDisposalHandle.dispose();`,
+      },
+    ],
   },
 ];
 
@@ -71,8 +82,9 @@ if (!existsSync(file)) {
   const original = source;
   for (const p of patches) {
     if (source.includes(p.marker)) continue;
-    if (source.includes(p.before)) {
-      source = source.replace(p.before, p.after(p.marker));
+    const edits = p.edits ?? [{ before: p.before, after: p.after }];
+    if (edits.every((e) => source.includes(e.before))) {
+      for (const e of edits) source = source.replace(e.before, e.after(p.marker));
       console.log(`patch-node-llama-cpp: ${p.said}`);
     } else {
       console.warn(`patch-node-llama-cpp: this node-llama-cpp's decode loop is not the one the patch knows; left alone (${p.missing})`);

@@ -114,7 +114,7 @@ export function decodeLoopYields(): boolean {
  */
 export function batchesInSequenceOrder(): boolean {
   const loop = LlamaContext.prototype.dispatchPendingBatch.toString();
-  return loop.includes("psyche: a batch's sequences in id order") && loop.includes("psyche: the batch under way ends");
+  return loop.includes("psyche: a batch's sequences in id order") && loop.includes("psyche: the batch under way");
 }
 
 /**
