@@ -47,6 +47,9 @@ t.test("a batch of reflections: each journaled, each insight citing the memories
   t.match(queued.body.data[0], { object: "dream.job", kind: "reflect", status: "queued" });
   const jobs: any[] = [];
   for (const { id } of queued.body.data) jobs.push(await finished(id));
+  // A batch's jobs are alike in the queue (one priority, queued in one statement), so the worker
+  // may take them in any order: "first" and "later" are by when each started.
+  jobs.sort((a, b) => Date.parse(a.journal[0].started_at) - Date.parse(b.journal[0].started_at));
   for (const job of jobs) {
     t.match(job, { kind: "reflect", status: "completed", started_at: String, completed_at: String });
     t.equal(job.journal.length, 1, "one journal entry per job");
