@@ -39,8 +39,6 @@ export interface LlamaEngineOptions {
   batchSize?: number | undefined;
   /** Chat slots: chats generated at once. Default 4. */
   parallel?: number | undefined;
-  /** How long a queued token waits for the other generating sequences' (ms; inference/gather-batch.ts). Default GATHER_MS. */
-  gatherMs?: number | undefined;
 }
 
 /**
@@ -179,7 +177,7 @@ export class LlamaEngine implements InferenceEngine {
       queued: () => (made.context ? queuedSequences(made.context, patched) : undefined),
       generating: () => made.engine?.generating ?? 0,
       underWay: () => (made.context ? batchUnderWay(made.context) : false),
-      maxWaitMs: options.gatherMs ?? GATHER_MS,
+      maxWaitMs: GATHER_MS,
     });
     const context = await options.model.createContext({
       contextSize: options.contextSize ?? { max: options.model.trainContextSize },

@@ -8,8 +8,8 @@ import { BatchGather } from "../../src/inference/gather-batch.js";
 const turn = () => new Promise((r) => setImmediate(r));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function scripted(maxWaitMs: number) {
-  const state = { queued: 0 as number | undefined, generating: 0, underWay: false };
+function scripted(maxWaitMs: number, start: { generating: number; queued: number | undefined; underWay?: boolean }) {
+  const state = { underWay: false, ...start };
   const gather = new BatchGather({
     queued: () => state.queued,
     generating: () => state.generating,
@@ -17,26 +17,25 @@ function scripted(maxWaitMs: number) {
     maxWaitMs,
   });
   let dispatched = 0;
-  const schedule = () => gather.schedule(() => dispatched++);
-  return { state, gather, schedule, dispatched: () => dispatched };
+  gather.schedule(() => dispatched++);
+  return { state, gather, dispatched: () => dispatched };
+}
+
+/** Dispatched by the second turn of the event loop (the schedule's first look is on the first). */
+async function dispatchedSoon(s: ReturnType<typeof scripted>): Promise<number> {
+  await turn();
+  await turn();
+  return s.dispatched();
 }
 
 t.test("every generating sequence queued: the batch goes on the next turn", async (t) => {
-  const s = scripted(60_000);
-  s.state.generating = 3;
-  s.state.queued = 3;
-  s.schedule();
+  const s = scripted(60_000, { generating: 3, queued: 3 });
   t.equal(s.dispatched(), 0, "not synchronously: others may queue in this turn");
-  await turn();
-  await turn();
-  t.equal(s.dispatched(), 1);
+  t.equal(await dispatchedSoon(s), 1);
 });
 
 t.test("a straggler is waited for, and the batch goes when it queues", async (t) => {
-  const s = scripted(60_000);
-  s.state.generating = 4;
-  s.state.queued = 3;
-  s.schedule();
+  const s = scripted(60_000, { generating: 4, queued: 3 });
   await sleep(20);
   t.equal(s.dispatched(), 0, "still waiting for the fourth");
   s.state.queued = 4;
@@ -45,11 +44,7 @@ t.test("a straggler is waited for, and the batch goes when it queues", async (t)
 });
 
 t.test("a straggler that does not come is waited for only the limit, from the end of the batch under way", async (t) => {
-  const s = scripted(10);
-  s.state.generating = 4;
-  s.state.queued = 2;
-  s.state.underWay = true;
-  s.schedule();
+  const s = scripted(10, { generating: 4, queued: 2, underWay: true });
   await sleep(40);
   t.equal(s.dispatched(), 0, "the clock does not run while the last batch is decoded and sampled");
   s.state.underWay = false;
@@ -59,10 +54,7 @@ t.test("a straggler that does not come is waited for only the limit, from the en
 });
 
 t.test("a sequence that stopped generating is not waited for", async (t) => {
-  const s = scripted(60_000);
-  s.state.generating = 2;
-  s.state.queued = 1;
-  s.schedule();
+  const s = scripted(60_000, { generating: 2, queued: 1 });
   await sleep(5);
   t.equal(s.dispatched(), 0);
   s.state.generating = 1;
@@ -71,18 +63,12 @@ t.test("a sequence that stopped generating is not waited for", async (t) => {
 });
 
 t.test("a queue it cannot see (an unpatched node-llama-cpp): each batch goes at once", async (t) => {
-  const s = scripted(60_000);
-  s.state.generating = 4;
-  s.state.queued = undefined;
-  s.schedule();
-  await turn();
-  await turn();
-  t.equal(s.dispatched(), 1);
+  const s = scripted(60_000, { generating: 4, queued: undefined });
+  t.equal(await dispatchedSoon(s), 1);
 });
 
 t.test("a decoded batch counts as whole when it holds every generating sequence", async (t) => {
-  const s = scripted(2);
-  s.state.generating = 4;
+  const s = scripted(2, { generating: 4, queued: 0 });
   s.gather.decoding(4);
   s.gather.decoding(3);
   s.state.generating = 3;
