@@ -4,7 +4,9 @@
 // finds its history, a new conversation finds the persona in a slot holding a short chat, and a
 // small side request between two turns of a coding agent's session (its prompt shares only the
 // chat template's opening with the session's) goes to another slot instead of evicting the
-// session's 20k-token prefix.
+// session's 20k-token prefix. Slots side by side are decoded in one pass (their sequences'
+// ids run consecutively: see docs/architecture.md), so among slots of about the same worth a
+// chat goes next to those already generating.
 
 export interface Slot<T> {
   readonly index: number;
@@ -26,6 +28,20 @@ export function sharedPrefix(a: readonly number[], b: readonly number[]): number
 export function slotScore(cached: readonly number[], prompt: readonly number[]): number {
   const shared = sharedPrefix(cached, prompt);
   return shared - (cached.length - shared) / 2;
+}
+
+/**
+ * What a slot's place is worth, in tokens of prompt. Each run of busy slots side by side is
+ * one more decode pass for every token the chats make together; a pass costs about what
+ * reading a few prompt tokens in one batch does, and chats overlap for tens of tokens. Enough
+ * to choose between slots holding unrelated chats of about the same length; far less than a
+ * conversation's history, which still wins its slot back.
+ */
+export const RUN_COST_TOKENS = 32;
+
+/** How many runs of busy slots side by side there are (`busy`: one flag per slot, by index). */
+export function busyRuns(busy: readonly boolean[]): number {
+  return busy.reduce((runs, b, i) => runs + (b && !busy[i - 1] ? 1 : 0), 0);
 }
 
 interface Entry<T> {
@@ -86,9 +102,14 @@ export class SlotPool<T> {
 
   private choose(prompt: readonly number[]): Entry<T> | undefined {
     let best: { entry: Entry<T>; score: number } | undefined;
+    const busy = this.entries.map((e) => e.busy);
+    const runs = busyRuns(busy);
     for (const entry of this.entries) {
       if (entry.busy) continue;
-      const score = slotScore(this.cached(entry.slot.value), prompt);
+      busy[entry.slot.index] = true;
+      const newRuns = busyRuns(busy) - runs;
+      busy[entry.slot.index] = false;
+      const score = slotScore(this.cached(entry.slot.value), prompt) - RUN_COST_TOKENS * newRuns;
       if (!best || score > best.score || (score === best.score && entry.used < best.entry.used)) best = { entry, score };
     }
     return best?.entry;

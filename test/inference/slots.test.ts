@@ -1,7 +1,7 @@
 // Slot choice (src/inference/slots.ts): the longest shared prefix wins unless taking it throws
 // away more than it saves; waiting prompts are served first come, first served.
 import t from "tap";
-import { SlotPool, sharedPrefix, slotScore } from "../../src/inference/slots.js";
+import { busyRuns, SlotPool, sharedPrefix, slotScore } from "../../src/inference/slots.js";
 
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
@@ -67,4 +67,30 @@ t.test("ties go to the slot unused longest", async (t) => {
 
 t.test("a pool needs a slot", async (t) => {
   t.throws(() => new SlotPool([], () => []), /at least one slot/);
+});
+
+t.test("runs of busy slots side by side", async (t) => {
+  t.equal(busyRuns([]), 0);
+  t.equal(busyRuns([false, false]), 0);
+  t.equal(busyRuns([true, true, false, true]), 2);
+  t.equal(busyRuns([false, true, true, true]), 1);
+});
+
+t.test("a chat goes next to those generating, among slots of about the same worth", async (t) => {
+  // Unrelated chats of about the same length in every slot.
+  const pool = new SlotPool([range(100, 40), range(200, 42), range(300, 41), range(400, 40)], (v) => v);
+  const first = await pool.acquire([1, 2]);
+  t.equal(first.index, 0, "the least discarded, none generating");
+  const second = await pool.acquire([1, 3]);
+  t.equal(second.index, 1, "beside slot 0, though slots 2 and 3 discard less");
+  const third = await pool.acquire([1, 4]);
+  t.equal(third.index, 2, "beside slot 1, though slot 3 discards less");
+});
+
+t.test("a conversation's history outweighs a place beside the others", async (t) => {
+  const history = range(500, 200);
+  const pool = new SlotPool([[], [], [], history], (v) => v);
+  const other = await pool.acquire([1]);
+  t.equal(other.index, 0);
+  t.equal((await pool.acquire([...history, 7])).index, 3, "its own slot, not slot 1 beside slot 0");
 });
