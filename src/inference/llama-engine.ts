@@ -165,6 +165,8 @@ export class LlamaEngine implements InferenceEngine {
       return s;
     };
     this.dreamSlot = slot();
+    // In order: the pool's slot i is the context's sequence i + 1, so neighbouring slots are
+    // neighbouring sequence ids (inference/slots.ts places chats side by side for that).
     this.slots = new SlotPool(Array.from({ length: this.parallel }, slot), (s) => s.chat.sequence.contextTokens);
   }
 

@@ -4,9 +4,10 @@
 // finds its history, a new conversation finds the persona in a slot holding a short chat, and a
 // small side request between two turns of a coding agent's session (its prompt shares only the
 // chat template's opening with the session's) goes to another slot instead of evicting the
-// session's 20k-token prefix. Slots side by side are decoded in one pass (their sequences'
-// ids run consecutively: see docs/architecture.md), so among slots of about the same worth a
-// chat goes next to those already generating.
+// session's 20k-token prefix. Slots side by side are decoded in one pass (llama.cpp batches
+// sequences only while their ids run consecutively: docs/operations.md; the engine gives slot i
+// the i-th chat sequence), so among slots of about the same worth a chat goes next to those
+// already generating.
 
 export interface Slot<T> {
   readonly index: number;
