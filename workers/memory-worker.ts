@@ -115,10 +115,13 @@ export class MemoryWorker {
           await doorbell.wait(this.deps.pollMs * 4, signal);
           continue;
         }
-        await before?.(jobs);
         const done: string[] = [];
         try {
-          for (const job of jobs) {
+          for (const [i, job] of jobs.entries()) {
+            // Before each job, not only the batch's first: a chat that comes while a batch is
+            // formed waits for the memory in hand, not for the rest of the batch (in back-to-back
+            // bursts of chats, the last burst's memories took the cores from the next burst).
+            if (!signal.aborted) await before?.(jobs.slice(i));
             // Shutting down: leave the rest to a retry in the next process.
             if (signal.aborted) {
               await this.deps.boss.fail(queue, job.id, { error: "worker stopped" }).catch(() => undefined);
@@ -145,7 +148,7 @@ export class MemoryWorker {
     }
   }
 
-  /** Holds a batch of turns' memories while chats are under way, up to memoryDeferSeconds from the oldest job's queueing. */
+  /** Holds what is left of a batch of turns' memories while chats are under way, up to memoryDeferSeconds from the oldest one's queueing. */
   private async yieldToChats(jobs: PgBoss.JobWithMetadata<unknown>[]): Promise<void> {
     const oldest = new Date(Math.min(...jobs.map((j) => new Date(j.createdOn).getTime())));
     await yieldToChats(
