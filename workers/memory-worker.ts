@@ -98,7 +98,8 @@ export class MemoryWorker {
    * burst of chats, one fetch and one completion for several turns' memories instead of two
    * statements each, on the backend the next turns wait for. A job handled but not completed
    * (the process died mid-batch) runs again after its expiry, which remembering a turn allows:
-   * it stores a turn's memory once (memory/turn-memory.ts).
+   * it stores a turn's memory once (memory/turn-memory.ts). `before` runs before each job with
+   * the jobs left, so it can hold them.
    */
   private async loop(
     queue: string,
