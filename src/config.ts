@@ -47,6 +47,12 @@ export const ConfigSchema = z.object({
    * many as the free memory holds on a GPU (inference/choose-parallel.ts).
    */
   parallel: positiveInt.max(64).optional(),
+  /**
+   * MiB of disk for the slot states of prompts given up to other chats, so a conversation or an
+   * agent session that comes back loads its prefix instead of reading it again
+   * (inference/prompt-cache.ts), in the system's temporary folder; 0 keeps none.
+   */
+  promptCacheMb: nonNegativeInt.default(2048),
   /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
   gpu: z.enum(["false", "auto", "cuda", "vulkan", "metal"]).default("false"),
   /**

@@ -8,7 +8,7 @@ import { chooseParallel } from "./choose-parallel.js";
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
   config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> &
-    Partial<Pick<Config, "parallel">> &
+    Partial<Pick<Config, "parallel" | "promptCacheMb">> &
     Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined },
   log: Logger,
 ): Promise<LlamaEngine> {
@@ -44,6 +44,7 @@ export async function createLlamaEngine(
     contextSize: config.contextSize,
     batchSize: config.batchSize,
     parallel: slots.parallel,
+    promptCacheBytes: (config.promptCacheMb ?? 0) * 2 ** 20,
   });
   log.info(
     {
@@ -56,6 +57,7 @@ export async function createLlamaEngine(
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
       parallel: engine.parallel,
       parallelFrom: slots.why,
+      promptCacheMb: config.promptCacheMb ?? 0,
       contextSize: engine.contextSize,
       trainedContextSize: model.trainContextSize,
     },

@@ -24,7 +24,8 @@ import { boundGrammarNumbers } from "./bounded-numbers.js";
 import { ContextOverflow } from "../errors.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
-import { sharedPrefix, SlotPool } from "./slots.js";
+import { KEEP_MIN_TOKENS, keptSlotScore, loadsKept, sharedPrefix, SlotPool } from "./slots.js";
+import { PromptCache } from "./prompt-cache.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 
 export interface LlamaEngineOptions {
@@ -39,6 +40,17 @@ export interface LlamaEngineOptions {
   batchSize?: number | undefined;
   /** Chat slots: chats generated at once. Default 4. */
   parallel?: number | undefined;
+  /** The most bytes of slot state kept on disk for prompts that come back (inference/prompt-cache.ts); 0 or unset: none. */
+  promptCacheBytes?: number | undefined;
+  /** Where the kept states' folder is made (the system's temporary folder unless given). */
+  promptCacheParent?: string | undefined;
+}
+
+/** What the prompt cache did: states saved, loaded into a slot, and saves or loads that failed. */
+export interface PromptCacheStats {
+  saved: number;
+  loaded: number;
+  failed: number;
 }
 
 /**
@@ -148,6 +160,8 @@ export class LlamaEngine implements InferenceEngine {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Generations under way, each in its sequence: what a batch waits for (inference/gather-batch.ts). */
   private generating = 0;
+  private readonly cache: PromptCache | undefined;
+  readonly promptCache: PromptCacheStats = { saved: 0, loaded: 0, failed: 0 };
 
   private constructor(
     private readonly options: LlamaEngineOptions,
@@ -167,7 +181,18 @@ export class LlamaEngine implements InferenceEngine {
     this.dreamSlot = slot();
     // In order: the pool's slot i is the context's sequence i + 1, so neighbouring slots are
     // neighbouring sequence ids (inference/slots.ts places chats side by side for that).
-    this.slots = new SlotPool(Array.from({ length: this.parallel }, slot), (s) => s.chat.sequence.contextTokens);
+    const bytes = options.promptCacheBytes ?? 0;
+    this.cache = bytes > 0 ? new PromptCache(bytes, options.promptCacheParent) : undefined;
+    const cache = this.cache;
+    this.slots = new SlotPool(
+      Array.from({ length: this.parallel }, slot),
+      (s) => s.chat.sequence.contextTokens,
+      cache &&
+        ((prompt) => {
+          const kept = cache.best(prompt)?.shared ?? 0;
+          return (cached) => keptSlotScore(cached, prompt, kept, (n) => cache.fits(n));
+        }),
+    );
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
@@ -269,9 +294,40 @@ export class LlamaEngine implements InferenceEngine {
     }
     const slot = await this.slots.acquire(tokens);
     try {
+      await this.keepAndLoad(slot.value, tokens);
       return await this.generateNow(slot.value, request, history, offered, held(slot.value));
     } finally {
       this.slots.release(slot);
+    }
+  }
+
+  /**
+   * Before `prompt` is read into `slot`: what it would discard is kept on disk, and a kept
+   * prompt that holds more of it than the slot does is loaded in its place. A save or load that
+   * fails costs only the reading (a failed load leaves the slot empty).
+   */
+  private async keepAndLoad(slot: ChatSlot, prompt: readonly number[]): Promise<void> {
+    if (!this.cache) return;
+    const sequence = slot.chat.sequence;
+    const cached = sequence.contextTokens;
+    const shared = Math.min(sharedPrefix(cached, prompt), prompt.length);
+    const best = this.cache.best(prompt);
+    const load = best && loadsKept(best.shared, shared) ? best.entry : undefined;
+    const discarded = load ? cached.length : cached.length - shared;
+    if (discarded >= KEEP_MIN_TOKENS && this.cache.fits(cached.length)) {
+      // Pinned: the save may make room by evicting, and not the prompt about to be loaded.
+      if (load) load.pinned++;
+      const saved = await this.cache.save(sequence).catch(() => undefined);
+      if (load) load.pinned--;
+      if (saved === undefined) this.promptCache.failed++;
+      else if (saved) this.promptCache.saved++;
+    }
+    if (load) {
+      const loaded = await this.cache.load(sequence, load).then(
+        () => true,
+        () => false,
+      );
+      this.promptCache[loaded ? "loaded" : "failed"]++;
     }
   }
 
@@ -457,6 +513,7 @@ export class LlamaEngine implements InferenceEngine {
   async dispose(): Promise<void> {
     await Promise.all(this.inFlight);
     for (const slot of [...this.slots.values(), this.dreamSlot]) slot.chat.dispose();
+    this.cache?.dispose();
     await this.context.dispose();
     await this.options.model.dispose();
   }

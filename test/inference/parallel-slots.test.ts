@@ -13,7 +13,7 @@ import { serverDir } from "../helpers/testdir.js";
 
 const dataDir = serverDir(t);
 const engine = await createLlamaEngine(
-  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4 },
+  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4, promptCacheMb: 64 },
   createLogger("silent"),
 );
 t.teardown(() => engine.dispose());
@@ -92,7 +92,7 @@ t.test("a prompt past the context is refused in its slot; the others finish", as
 t.test("a conversation's next turn is read from where its slot left off", async (t) => {
   const first = ask("tell me about the harbour", 9);
   const reply = await engine.generate(first);
-  // Another conversation in between takes another slot.
+  // Another conversation in between: in another slot, or in this one once it is written out.
   await engine.generate(ask("something else entirely", 10));
   const next: GenerateRequest = {
     ...first,
@@ -118,4 +118,39 @@ t.test("a chat whose slot must drop stale tokens starts beside running chats, no
   await run("late", { ...ask("late", 24), maxTokens: 4 });
   await Promise.all(longs);
   t.same(ended, ["short", "late", "long", "long"]);
+});
+
+t.test("a conversation whose slot went to another chat loads its prefix back from disk", async (t) => {
+  const oneSlot = (promptCacheMb: number) =>
+    createLlamaEngine(
+      { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 1, promptCacheMb },
+      createLogger("silent"),
+    );
+  const kept = await oneSlot(64);
+  const plain = await oneSlot(0);
+  t.teardown(async () => {
+    await kept.dispose();
+    await plain.dispose();
+  });
+  const first = ask("tell me about the harbour", 31);
+  const reply = await kept.generate(first);
+  // One slot: the other chat takes it, and what the slot held is written out first.
+  await kept.generate(ask("something else entirely", 32));
+  t.equal(kept.promptCache.saved, 1);
+  const next: GenerateRequest = {
+    ...first,
+    messages: [...first.messages, { role: "assistant", content: reply.text }, { role: "user", content: "and then?" }],
+  };
+  const again = await kept.generate(next);
+  t.equal(kept.promptCache.loaded, 1);
+  t.equal(kept.promptCache.failed, 0);
+  const cached = again.cachedTokens ?? 0;
+  t.ok(cached >= reply.promptTokens, `the first turn was loaded, not read (${cached} of ${again.promptTokens})`);
+  // The same two turns with nothing between them, on an engine that keeps nothing: the same words.
+  t.equal((await plain.generate(first)).text, reply.text);
+  t.equal((await plain.generate(next)).text, again.text);
+  t.same(plain.promptCache, { saved: 0, loaded: 0, failed: 0 });
+  // And with a chat between them there, the first turn is read again.
+  await plain.generate(ask("something else entirely", 32));
+  t.ok(((await plain.generate(next)).cachedTokens ?? 0) < reply.promptTokens);
 });

@@ -1,7 +1,17 @@
 // Slot choice (src/inference/slots.ts): the longest shared prefix wins unless taking it throws
 // away more than it saves; waiting prompts are served first come, first served.
 import t from "tap";
-import { busyRuns, SlotPool, sharedPrefix, slotScore } from "../../src/inference/slots.js";
+import {
+  busyRuns,
+  KEEP_MIN_TOKENS,
+  KEPT_TOKEN_COST,
+  keptSlotScore,
+  LOAD_MIN_GAIN,
+  loadsKept,
+  SlotPool,
+  sharedPrefix,
+  slotScore,
+} from "../../src/inference/slots.js";
 
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
@@ -93,4 +103,53 @@ t.test("a conversation's history outweighs a place beside the others", async (t)
   const other = await pool.acquire([1]);
   t.equal(other.index, 0);
   t.equal((await pool.acquire([...history, 7])).index, 3, "its own slot, not slot 1 beside slot 0");
+});
+
+t.test("with kept prompts: a shared prefix beats an empty slot, a long one is still not given up", async (t) => {
+  const keeps = () => true;
+  const template = range(0, 11);
+  // A one-off chat of 92 tokens shares 11 with the next: kept on disk, its slot is worth taking.
+  const oneOff = [...template, ...range(100, 81)];
+  const next = [...template, ...range(200, 19)];
+  t.ok(keptSlotScore(oneOff, next, 0, keeps) > keptSlotScore([], next, 0, keeps));
+  t.ok(slotScore(oneOff, next) < slotScore([], next), "without kept prompts, the empty slot");
+  const pool = new SlotPool(
+    [[], oneOff],
+    (v) => v,
+    (prompt) => (cached) => keptSlotScore(cached, prompt, 0, keeps),
+  );
+  t.equal((await pool.acquire(next)).index, 1);
+  // An agent session's 20k tokens are not written out for a side request's 11.
+  const session = [...template, ...range(5000, 20_000)];
+  t.ok(keptSlotScore(session, next, 0, keeps) < 0);
+  t.equal(
+    keptSlotScore(session, next, 0, () => false),
+    11 - (session.length - 11) / 2,
+    "what cannot be kept counts half",
+  );
+});
+
+t.test("with kept prompts: a kept prefix that holds more is loaded, and the slot's whole content is the cost", async (t) => {
+  const prompt = range(0, 300);
+  const slot = [...range(0, 10), ...range(900, 50)];
+  t.equal(
+    keptSlotScore(slot, prompt, 290, () => true),
+    290 - 60 * KEPT_TOKEN_COST,
+  );
+  t.equal(
+    keptSlotScore(slot, prompt, 12, () => true),
+    10 - 50 * KEPT_TOKEN_COST,
+    `less than ${LOAD_MIN_GAIN} more: the slot's own`,
+  );
+  t.ok(loadsKept(18, 10) && !loadsKept(17, 10));
+  t.equal(
+    keptSlotScore(range(0, 20), prompt, 0, () => true),
+    20,
+    "nothing discarded, nothing kept",
+  );
+  t.equal(
+    keptSlotScore([...range(0, 10), 7, 7], prompt, 0, () => true),
+    9,
+    `fewer than ${KEEP_MIN_TOKENS} discarded: not kept`,
+  );
 });
