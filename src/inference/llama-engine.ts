@@ -24,7 +24,7 @@ import { boundGrammarNumbers } from "./bounded-numbers.js";
 import { ContextOverflow } from "../errors.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
-import { KEEP_MIN_TOKENS, keptSlotScore, loadsKept, sharedPrefix, SlotPool } from "./slots.js";
+import { keptSlotScore, loadsKept, sharedPrefix, SlotPool, worthKeeping } from "./slots.js";
 import { PromptCache } from "./prompt-cache.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 
@@ -190,7 +190,7 @@ export class LlamaEngine implements InferenceEngine {
       cache &&
         ((prompt) => {
           const kept = cache.best(prompt)?.shared ?? 0;
-          return (cached) => keptSlotScore(cached, prompt, kept, (n) => cache.fits(n));
+          return (cached) => keptSlotScore(cached, prompt, kept, (discarded, whole) => this.keeps(discarded, whole));
         }),
     );
   }
@@ -314,7 +314,7 @@ export class LlamaEngine implements InferenceEngine {
     const best = this.cache.best(prompt);
     const load = best && loadsKept(best.shared, shared) ? best.entry : undefined;
     const discarded = load ? cached.length : cached.length - shared;
-    if (discarded >= KEEP_MIN_TOKENS && this.cache.fits(cached.length)) {
+    if (this.keeps(discarded, cached.length)) {
       // Pinned: the save may make room by evicting, and not the prompt about to be loaded.
       if (load) load.pinned++;
       const saved = await this.cache.save(sequence).catch(() => undefined);
@@ -329,6 +329,11 @@ export class LlamaEngine implements InferenceEngine {
       );
       this.promptCache[loaded ? "loaded" : "failed"]++;
     }
+  }
+
+  /** Whether a slot's state of `whole` tokens is written out before `discarded` of them are thrown away. */
+  private keeps(discarded: number, whole: number): boolean {
+    return this.cache !== undefined && worthKeeping(discarded, this.generating) && this.cache.fits(whole);
   }
 
   private async generateNow(

@@ -40,6 +40,18 @@ export function slotScore(cached: readonly number[], prompt: readonly number[]):
 export const KEEP_MIN_TOKENS = 32;
 export const KEPT_TOKEN_COST = 1 / 32;
 
+/**
+ * While other chats generate, a write waits for their step under way (it needs the context),
+ * and the chat that asked for it starts a step later: four bare chats at once on the bench
+ * model got their first tokens about 120 ms later. Then only a state whose loss would cost
+ * more than a step's wait, a long prefix, is written.
+ */
+export const KEEP_BUSY_MIN_TOKENS = 1024;
+
+/** Whether `discarded` tokens are worth writing out, with `generating` generations under way. */
+export const worthKeeping = (discarded: number, generating: number): boolean =>
+  discarded >= (generating > 0 ? KEEP_BUSY_MIN_TOKENS : KEEP_MIN_TOKENS);
+
 /** How many more of a prompt's tokens a kept prompt must hold than a slot does to be loaded into it. */
 export const LOAD_MIN_GAIN = 8;
 
@@ -49,7 +61,8 @@ export const loadsKept = (kept: number, shared: number): boolean => kept >= shar
 /**
  * A slot's worth when what it would discard can be kept on disk: `kept` is how much of the
  * prompt the best kept prompt holds (loaded into the slot, in place of all it holds, where
- * that is more than the slot's own prefix), `keeps(n)` whether a state of n tokens would be kept.
+ * that is more than the slot's own prefix), `keeps(discarded, whole)` whether the slot's state of
+ * `whole` tokens would be kept before `discarded` of them are thrown away.
  * A chat then takes a slot whose prefix it shares rather than an empty one, as the discarded
  * conversation loads back when it returns; a long prefix is still not given up for a few tokens.
  */
@@ -57,12 +70,12 @@ export function keptSlotScore(
   cached: readonly number[],
   prompt: readonly number[],
   kept: number,
-  keeps: (tokens: number) => boolean,
+  keeps: (discarded: number, whole: number) => boolean,
 ): number {
   const shared = Math.min(sharedPrefix(cached, prompt), prompt.length);
   const loads = loadsKept(kept, shared);
   const discarded = loads ? cached.length : cached.length - shared;
-  const cost = discarded >= KEEP_MIN_TOKENS && keeps(cached.length) ? discarded * KEPT_TOKEN_COST : discarded / 2;
+  const cost = discarded > 0 && keeps(discarded, cached.length) ? discarded * KEPT_TOKEN_COST : discarded / 2;
   return (loads ? kept : shared) - cost;
 }
 

@@ -3,6 +3,7 @@
 import t from "tap";
 import {
   busyRuns,
+  KEEP_BUSY_MIN_TOKENS,
   KEEP_MIN_TOKENS,
   KEPT_TOKEN_COST,
   keptSlotScore,
@@ -11,6 +12,7 @@ import {
   SlotPool,
   sharedPrefix,
   slotScore,
+  worthKeeping,
 } from "../../src/inference/slots.js";
 
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
@@ -147,9 +149,14 @@ t.test("with kept prompts: a kept prefix that holds more is loaded, and the slot
     20,
     "nothing discarded, nothing kept",
   );
-  t.equal(
-    keptSlotScore([...range(0, 10), 7, 7], prompt, 0, () => true),
-    9,
-    `fewer than ${KEEP_MIN_TOKENS} discarded: not kept`,
-  );
+  const asked: number[][] = [];
+  keptSlotScore([...range(0, 10), 7, 7], prompt, 0, (discarded, whole) => (asked.push([discarded, whole]), true));
+  t.same(asked, [[2, 12]], "asked about the two discarded of twelve");
+});
+
+t.test("what is worth writing out: 32 tokens when idle, 1,024 while others generate", async (t) => {
+  t.notOk(worthKeeping(KEEP_MIN_TOKENS - 1, 0));
+  t.ok(worthKeeping(KEEP_MIN_TOKENS, 0));
+  t.notOk(worthKeeping(500, 3), "a short chat is not worth a step's wait");
+  t.ok(worthKeeping(KEEP_BUSY_MIN_TOKENS, 1), "an agent session's prefix is");
 });
