@@ -109,7 +109,11 @@ export class PromptCache {
       return false;
     }
     const file = join(this.dir, `${++this.files}.state`);
-    const { fileSize } = await sequence.saveStateToFile(file);
+    // A write that fails (a full disk) leaves no part of a file behind.
+    const { fileSize } = await sequence.saveStateToFile(file).catch(async (err: unknown) => {
+      await unlink(file).catch(() => undefined);
+      throw err;
+    });
     this.perToken = fileSize / tokens.length;
     for (const old of this.entries.filter((e) => e.pinned === 0 && sharedPrefix(e.tokens, tokens) === e.tokens.length)) this.drop(old);
     this.entries.push({ tokens, file, bytes: fileSize, used: ++this.clock, pinned: 0 });

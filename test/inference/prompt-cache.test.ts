@@ -92,3 +92,16 @@ t.test("its folder goes with it, and folders of processes that are gone go with 
   cache.dispose();
   t.notOk(existsSync(cache.dir));
 });
+
+t.test("a write that fails leaves no file and no entry", async (t) => {
+  const cache = new PromptCache(10_000, t.testdir());
+  t.teardown(() => cache.dispose());
+  const full = new FileSequence(range(0, 100));
+  full.saveStateToFile = async (path: string) => {
+    writeFileSync(path, "half a state");
+    throw new Error("ENOSPC: no space left on device");
+  };
+  await t.rejects(cache.save(full), /ENOSPC/);
+  t.equal(cache.size, 0);
+  t.same(readdirSync(cache.dir), []);
+});
