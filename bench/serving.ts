@@ -168,22 +168,34 @@ export interface SessionResult {
   /** The session's next request, after a small unrelated request in between. */
   warmTtftMs: number;
   warmShareOfCold: number;
+  /** Its request after that, once as many chats at once as there are slots have taken every slot. */
+  afterTakenTtftMs: number;
+  afterTakenShareOfCold: number;
 }
 
-/** An agent session's first request (cold), a side request, then its next request (warm). */
-export async function agentSession(url: string, words: number): Promise<SessionResult> {
+/**
+ * An agent session's first request (cold), a side request, then its next request (warm); then
+ * `slots` chats at once, so that one of them must take the session's slot, and its next request.
+ */
+export async function agentSession(url: string, words: number, slots: number): Promise<SessionResult> {
   const system: Message = { role: "system", content: agentPrompt(words) };
   const first: Message[] = [system, { role: "user", content: "List the files." }];
   const cold = await streamChat(url, first, 8, 1);
   // A side request between two of the session's (Claude Code sends titles and summaries so).
   await streamChat(url, [{ role: "user", content: "A title for this chat, please." }], 8, 2);
-  const warm = await streamChat(
-    url,
-    [...first, { role: "assistant", content: cold.text }, { role: "user", content: "Now read the first one." }],
-    8,
-    3,
-  );
-  return { promptTokens: cold.promptTokens, coldTtftMs: cold.ttftMs, warmTtftMs: warm.ttftMs, warmShareOfCold: warm.ttftMs / cold.ttftMs };
+  const second: Message[] = [...first, { role: "assistant", content: cold.text }, { role: "user", content: "Now read the first one." }];
+  const warm = await streamChat(url, second, 8, 3);
+  await Promise.all(Array.from({ length: slots }, (_, i) => streamChat(url, ask(200 + i), 16, 4 + i)));
+  const third: Message[] = [...second, { role: "assistant", content: warm.text }, { role: "user", content: "And the second." }];
+  const afterTaken = await streamChat(url, third, 8, 4 + slots);
+  return {
+    promptTokens: cold.promptTokens,
+    coldTtftMs: cold.ttftMs,
+    warmTtftMs: warm.ttftMs,
+    warmShareOfCold: warm.ttftMs / cold.ttftMs,
+    afterTakenTtftMs: afterTaken.ttftMs,
+    afterTakenShareOfCold: afterTaken.ttftMs / cold.ttftMs,
+  };
 }
 
 /** `n` short chats at once: the wall time until the last ends, and the median request's. */
