@@ -10,6 +10,7 @@ import { loadConfig } from "../src/config.js";
 import type { Logger } from "../src/log.js";
 import { MAX_MEMORY_CHARS } from "../src/memory/memory.js";
 import { tidyTextIndex } from "../src/db/sql/memory-terms.js";
+import { bearsOn, type RecallFloor } from "../src/memory/ranking.js";
 import { serve } from "../src/processes/serve.js";
 import { Bm25Index } from "./bm25.js";
 import { percentile } from "./memory.js";
@@ -33,9 +34,20 @@ export interface QueryResult {
   /** The same search ranked by score alone (no conversation seats, memory/ranking.ts). */
   byScore: Found;
   bm25: Found;
+  /** What a chat's prompt is offered: memories, and evidence turns among them; without and with the floor. */
+  prompt: PromptOffer;
+  promptFloored: PromptOffer;
   psycheTop: string[];
   bm25Top: string[];
 }
+
+interface PromptOffer {
+  memories: number;
+  evidenceTurns: number;
+}
+
+/** What recall offers a chat's prompt before its token budget (memory/recall.ts). */
+const PROMPT_MEMORIES = 8;
 
 export interface Recall {
   queries: number;
@@ -59,6 +71,25 @@ export interface RetrievalResult {
   byCategory: Record<string, { psyche: Recall; bm25: Recall }>;
   searchMs: { p50: number; p95: number };
   storeSeconds: number;
+  /**
+   * A chat's prompt (memory/recall.ts): the memories offered and the share of evidence turns
+   * among them, averaged over queries, without and with the floor (--recall-min-*).
+   */
+  prompt?: { floor: RecallFloor; all: PromptSummary; floored: PromptSummary };
+}
+
+export interface PromptSummary {
+  memories: number;
+  evidenceTurns: number;
+}
+
+export function promptSummary(rows: readonly QueryResult[], side: "prompt" | "promptFloored"): PromptSummary {
+  const withTurns = rows.filter((r) => r.evidenceTurns > 0);
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  return {
+    memories: mean(rows.map((r) => r[side].memories)),
+    evidenceTurns: mean(withTurns.map((r) => r[side].evidenceTurns / r.evidenceTurns)),
+  };
 }
 
 function found(top: readonly string[], evidenceTurns: readonly string[], evidenceSessions: readonly string[]): Found {
@@ -98,6 +129,7 @@ export async function benchRetrieval(
     {},
   );
   const psyche = await serve(config, log);
+  const floor: RecallFloor = { share: config.recallMinShare, coverage: config.recallMinCoverage };
   const rows: QueryResult[] = [];
   const searchTimes: number[] = [];
   let turnsStored = 0;
@@ -139,6 +171,14 @@ export async function benchRetrieval(
         searchTimes.push(performance.now() - t);
         const byScore = await psyche.mem.memory.search(q.text, 10, undefined, { conversationSeats: 0 });
         const psycheTop = ranked.flatMap((r) => keysOf.get(r.memory.id) ?? []);
+        // What a chat's prompt is offered (memory/recall.ts): the best 8, and those of them that
+        // reach the floor; bearsOn applied here is what Memory.recall does with a floor.
+        const offered = await psyche.mem.memory.recall(q.text, PROMPT_MEMORIES);
+        const evidence = new Set(q.evidenceTurns);
+        const prompt = (rs: typeof offered) => ({
+          memories: rs.length,
+          evidenceTurns: rs.filter((r) => (keysOf.get(r.memory.id) ?? []).some((k) => evidence.has(k))).length,
+        });
         const bm25Top = bm25.search(q.text, 10).map((d) => bm25Keys[d]!);
         rows.push({
           persona: persona.name,
@@ -153,6 +193,8 @@ export async function benchRetrieval(
             q.evidenceSessions,
           ),
           bm25: found(bm25Top, q.evidenceTurns, q.evidenceSessions),
+          prompt: prompt(offered),
+          promptFloored: prompt(offered.filter((r) => bearsOn(r, floor))),
           psycheTop: psycheTop.slice(0, 10),
           bm25Top,
         });
@@ -182,5 +224,6 @@ export async function benchRetrieval(
     ),
     searchMs: { p50: percentile(searchTimes, 50), p95: percentile(searchTimes, 95) },
     storeSeconds: storeMs / 1000,
+    prompt: { floor, all: promptSummary(rows, "prompt"), floored: promptSummary(rows, "promptFloored") },
   };
 }

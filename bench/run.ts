@@ -303,6 +303,13 @@ if (retrieval) {
       : []),
     ...Object.entries(retrieval.byCategory).map(([c, v]) => row(c, v.psyche.queries, v.psyche, v.bm25)),
   );
+  // Older results have no such measure.
+  const p = retrieval.prompt;
+  if (p)
+    retrievalTable.push(
+      "",
+      `What a chat's prompt is offered in the same run (\`Memory.recall\`, the best 8, before the token budget): ${p.all.memories.toFixed(2)} memories per prompt, holding ${pct(p.all.evidenceTurns)} of the evidence turns; those that reach the floor (\`--recall-min-share ${p.floor.share}\`, \`--recall-min-coverage ${p.floor.coverage}\`): ${p.floored.memories.toFixed(2)}, holding ${pct(p.floored.evidenceTurns)}.`,
+    );
 }
 if (vectorSides) {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;

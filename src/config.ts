@@ -146,6 +146,12 @@ export const ConfigSchema = z.object({
   hookMaxTokens: positiveInt.default(1500),
   /** Tokens of remembered text put into the system prompt before a turn; 0 turns it off. */
   recallPromptTokens: nonNegativeInt.default(400),
+  /**
+   * What a memory must reach to go into that prompt (memory/ranking.ts, bearsOn): its relevance
+   * against the best's, and the share of the message's weight among the words it matches.
+   */
+  recallMinShare: unitInterval.default(0.5),
+  recallMinCoverage: unitInterval.default(0.15),
   /** A new memory this similar to an existing one reinforces it instead of adding a row. */
   duplicateSimilarity: unitInterval.default(0.95),
   /** A turn's memory waits at most this long for the chats under way to end (workers/memory-worker.ts); 0: formed at once. */

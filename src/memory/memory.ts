@@ -31,7 +31,7 @@ import { DEFAULT_SCOPE, readableScopes } from "../scope.js";
 import type { Embedder } from "./embedder.js";
 import { bm25Matches, latestInConversation, unindexedMemories } from "../db/sql/memory-terms.js";
 import { terms } from "./analyzer.js";
-import { type RankSettings, type Ranked, rankMemories, seatConversations } from "./ranking.js";
+import { bearsOn, type RankSettings, type Ranked, type RecallFloor, rankMemories, seatConversations } from "./ranking.js";
 import { type Foldable, saySameThing } from "./same-thing.js";
 import { BM25, indexMemories, indexMemory, reindexMemory } from "./text-index.js";
 import type { Scorer } from "./scorer.js";
@@ -97,6 +97,8 @@ export interface SearchOptions {
   scopes?: readonly string[] | undefined;
   /** Overrides the settings' share of seats for strong conversations (ranking.ts, seatConversations). */
   conversationSeats?: number | undefined;
+  /** Of the top k, only those that reach it (ranking.ts, bearsOn): fewer than k, or none. */
+  floor?: RecallFloor | undefined;
 }
 
 /** A correction: the fields that change, and what the corrected memory replaces besides. */
@@ -254,8 +256,8 @@ export class Memory {
    * so everything that recalls (a turn's prompt, the memory tools, MCP,
    * assemble_context, a focused reflection) goes through here.
    */
-  recall(query: string, k: number, signal?: AbortSignal, scopes?: readonly string[]): Promise<Ranked<Candidate>[]> {
-    return this.search(query, k, signal, { exclude: NOT_RECALLED, scopes });
+  recall(query: string, k: number, signal?: AbortSignal, scopes?: readonly string[], floor?: RecallFloor): Promise<Ranked<Candidate>[]> {
+    return this.search(query, k, signal, { exclude: NOT_RECALLED, scopes, floor });
   }
 
   /**
@@ -282,7 +284,9 @@ export class Memory {
       rankMemories(candidates, this.deps.settings.rank).filter((r) => !exclude.includes(r.memory.kind)),
       k,
       opts.conversationSeats ?? this.deps.settings.rank.conversationSeats,
-    ).slice(0, k);
+    )
+      .slice(0, k)
+      .filter((r) => !opts.floor || bearsOn(r, opts.floor));
     const rows = new Map(
       (
         await readRecalled(

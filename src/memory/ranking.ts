@@ -89,6 +89,25 @@ export function rankMemories<T extends Rankable>(candidates: readonly T[], setti
     .sort((a, b) => b.score - a.score);
 }
 
+/**
+ * What a memory must reach to be put into a chat's prompt (memory/recall.ts): every token of
+ * recalled text is read by the model before its first token, in every turn, so a prompt gets
+ * what bears on the message, not always the budget's worth. `share`: its relevance against the
+ * best candidate's. `coverage`: the share of the message's weight among the words it matches
+ * (db/sql/memory-terms.ts, TextMatch); a memory found by meaning alone (no word matched) is
+ * judged by its share alone.
+ */
+export interface RecallFloor {
+  share: number;
+  coverage: number;
+}
+
+/** Whether a ranked memory reaches `floor`. */
+export function bearsOn(r: Ranked<Rankable & { text_coverage: number }>, floor: RecallFloor): boolean {
+  if (r.relevance < floor.share) return false;
+  return r.memory.text_score === 0 || r.memory.text_coverage >= floor.coverage;
+}
+
 /** A conversation gets a seat when its matches together are at least this share of the best conversation's. */
 export const SEAT_STRENGTH = 0.5;
 

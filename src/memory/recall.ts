@@ -5,6 +5,7 @@ import type { Logger } from "../log.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
 import { describeMood } from "../mood/mood.js";
 import type { Memory } from "./memory.js";
+import type { RecallFloor } from "./ranking.js";
 
 export interface Recall {
   /** Text for a system message before the latest user message; "" when there is nothing. */
@@ -20,6 +21,8 @@ export interface RecallDeps {
   countTokens: (text: string) => number;
   /** Memories considered before the budget cuts. Default 8. */
   maxMemories?: number;
+  /** What a memory must reach to be offered (memory/ranking.ts, bearsOn); unset: the top ones, whatever they are. */
+  floor?: RecallFloor | undefined;
   /** Recent insights offered as background: how many, from how many hours back, how significant. Default 2, 24, 0.3. */
   insights?: { limit: number; hours: number; minImportance: number } | undefined;
 }
@@ -46,7 +49,7 @@ export class MemoryRecall implements Recall {
     const [mood, recalled, background] = await Promise.all([
       this.deps.mood.current(now),
       // Dream text is not a memory of the world: it comes only as background, set apart.
-      query.trim() ? this.deps.memory.recall(query, this.deps.maxMemories ?? 8, signal, scopes) : Promise.resolve([]),
+      query.trim() ? this.deps.memory.recall(query, this.deps.maxMemories ?? 8, signal, scopes, this.deps.floor) : Promise.resolve([]),
       insights.limit > 0
         ? this.deps.memory.recentInsights(insights.minImportance, insights.hours, insights.limit, undefined, scopes)
         : Promise.resolve([]),

@@ -82,6 +82,7 @@ export async function startInferenceRole(
     ...mem,
     log: s.log,
     budgetTokens: s.config.recallPromptTokens,
+    floor: { share: s.config.recallMinShare, coverage: s.config.recallMinCoverage },
     countTokens: (text) => engine.countTokens(text),
   });
   const worker = new InferenceWorker({

@@ -6,7 +6,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Bm25Index } from "../../bench/bm25.js";
 import { loadPersona } from "../../bench/realmem.js";
-import { summarise, type QueryResult } from "../../bench/retrieval.js";
+import { promptSummary, summarise, type QueryResult } from "../../bench/retrieval.js";
 import { benchVectorSides, StoreRandomIndexing } from "../../bench/vector-sides.js";
 
 t.test("BM25: rarer words weigh more, and length does not win", async (t) => {
@@ -83,6 +83,8 @@ t.test("recall averages over queries, turn level over those with evidence turns"
     psyche: { turns: { 5: found.t5, 10: found.t10 }, sessions: { 5: found.s10, 10: found.s10 } },
     byScore: { turns: { 5: 0, 10: 0 }, sessions: { 5: 0, 10: 0 } },
     bm25: { turns: { 5: 0, 10: 0 }, sessions: { 5: 0, 10: 0 } },
+    prompt: { memories: 8, evidenceTurns: found.t10 },
+    promptFloored: { memories: 2, evidenceTurns: found.t5 },
     psycheTop: [],
     bm25Top: [],
   });
@@ -94,6 +96,9 @@ t.test("recall averages over queries, turn level over those with evidence turns"
   t.equal(r.turn5, 0.5);
   t.equal(r.session10, (1 + 1 + 0.5) / 3);
   t.equal(summarise([], "bm25").turn10, 0);
+  const rows = [row(2, 1, { t10: 1, t5: 0, s10: 1 }), row(1, 1, { t10: 1, t5: 1, s10: 1 }), row(0, 2, { t10: 0, t5: 0, s10: 1 })];
+  t.same(promptSummary(rows, "prompt"), { memories: 8, evidenceTurns: 0.75 }, "a prompt's evidence, over queries with evidence turns");
+  t.same(promptSummary(rows, "promptFloored"), { memories: 2, evidenceTurns: 0.5 }, "memories per prompt, over every query");
 });
 
 t.test("random indexing learned from the store: words said together point the same way", async (t) => {

@@ -1,5 +1,5 @@
 import t from "tap";
-import { rankMemories, recency, seatConversations, type RankSettings } from "../../src/memory/ranking.js";
+import { bearsOn, rankMemories, recency, seatConversations, type RankSettings } from "../../src/memory/ranking.js";
 
 const settings: RankSettings = {
   weights: { vector: 0.2, conversation: 0.5, recency: 0.1, importance: 0.1 },
@@ -116,4 +116,36 @@ t.test("strong conversations get a seat in the top k before one conversation's e
   t.same(seatConversations(ranked, 10, 0), ranked, "share 0: by score alone");
   const alone = rankMemories(c1, settings, now);
   t.same(seatConversations(alone, 10, 0.5), alone, "one conversation: nothing to seat");
+});
+
+t.test("a prompt gets what bears on the message: half the best's relevance, and a real part of the message", async (t) => {
+  const floor = { share: 0.5, coverage: 0.15 };
+  const m = (id: string, text: number, coverage: number, similarity: number | null = null) => ({
+    ...memory(id, { text, similarity }),
+    text_coverage: coverage,
+  });
+  const ranked = rankMemories(
+    [
+      m("whole", 6, 0.9, 0.5),
+      m("part", 4, 0.5, 0.3),
+      // A common word of the message and nothing else: second by score, but little of what was asked.
+      m("common-word", 3.5, 0.05, 0.3),
+      m("weak", 1, 0.5),
+      // Found by meaning alone: no word matched, judged by its share.
+      m("meaning", 0, 0, 0.9),
+    ],
+    { ...settings, weights: { ...settings.weights, vector: 0.5 } },
+    now,
+  );
+  const kept = ranked.filter((r) => bearsOn(r, floor)).map((r) => r.memory.id);
+  t.same(kept.sort(), ["meaning", "part", "whole"]);
+  t.ok(ranked.find((r) => r.memory.id === "common-word")!.relevance >= 0.5, "left out for its coverage, not its share");
+  t.ok(ranked.find((r) => r.memory.id === "weak")!.relevance < 0.5, "left out for its share");
+  t.same(ranked.filter((r) => bearsOn(r, { share: 0, coverage: 0 })).length, 5, "a floor of nothing keeps everything");
+  // When nothing asked is matched well, nothing is offered, however it ranks among the rest.
+  const junk = rankMemories([m("a", 2, 0.05), m("b", 1.9, 0.04)], settings, now);
+  t.same(
+    junk.filter((r) => bearsOn(r, floor)),
+    [],
+  );
 });

@@ -271,6 +271,8 @@ export interface CandidateScore extends Pick<MemoryRow, "id" | "kind" | "importa
   vector_rank: number | null;
   /** Its BM25 score for the query; 0 when it matched no term. */
   text_score: number;
+  /** The share of the query's weight among the terms it matched (db/sql/memory-terms.ts, TextMatch); 0 when none. */
+  text_coverage: number;
 }
 
 /** A memory as a search returns it: the whole row and its scores. */
@@ -287,7 +289,7 @@ export async function memoryCandidates(
   space: VectorSpace,
   q: {
     vector: readonly number[];
-    text: readonly { id: string; score: number }[];
+    text: readonly { id: string; score: number; coverage: number }[];
     limit: number;
     minSimilarity: number;
     /** Memories a newer one replaced are left out unless asked for. */
@@ -309,11 +311,12 @@ export async function memoryCandidates(
      ), by_vector as (
        select id, row_number() over (order by distance) as r from nearest where 1 - distance >= $5
      ), by_text as (
-       select * from unnest($2::uuid[], $3::float8[]) as x(id, score)
+       select * from unnest($2::uuid[], $3::float8[], $8::float8[]) as x(id, score, coverage)
      )
      select m.id, m.kind, m.importance, m.conversation_id, m.created_at,
        case when m.embedder = ${literal(space.embedder)} then 1 - ((m.embedding::${v}) <=> $1::${v}) end as similarity,
-       bv.r::int as vector_rank, coalesce(bt.score, 0)::float8 as text_score
+       bv.r::int as vector_rank, coalesce(bt.score, 0)::float8 as text_score,
+       coalesce(bt.coverage, 0)::float8 as text_coverage
      from memories m
      left join by_vector bv on bv.id = m.id
      left join by_text bt on bt.id = m.id
@@ -327,6 +330,7 @@ export async function memoryCandidates(
       q.minSimilarity,
       q.includeSuperseded === true,
       q.scopes ?? null,
+      q.text.map((t) => t.coverage),
     ],
   );
   return res.rows;

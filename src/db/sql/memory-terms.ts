@@ -83,6 +83,13 @@ export async function unindexedMemories(db: Queryable, limit: number): Promise<{
 export interface TextMatch {
   id: string;
   score: number;
+  /**
+   * The share of the query's weight (its terms' idf summed) among the terms the memory matches,
+   * in [0, 1]. A term no memory holds weighs as the rarest: a question about something never
+   * said is not answered by memories that share its other words. BM25's score is relative to
+   * the other candidates; this says how much of the question a memory speaks to at all.
+   */
+  coverage: number;
 }
 
 /**
@@ -103,14 +110,17 @@ export async function bm25Matches(
      with corpus as (
        select greatest(df, 1)::float8 as n, greatest(total_tf / greatest(df, 1), 1e-9)::float8 as avgdl from memory_term_stats where term = ''
      ), q as (
-       select s.term, ln(1 + (c.n - s.df + 0.5) / (s.df + 0.5)) as idf
-       from memory_term_stats s, corpus c where s.term = any($1::text[]) and s.term <> '' and s.df > 0
+       select u.term, coalesce(s.df, 0) as df, ln(1 + (c.n - coalesce(s.df, 0) + 0.5) / (coalesce(s.df, 0) + 0.5)) as idf
+       from unnest($1::text[]) as u(term) cross join corpus c left join memory_term_stats s on s.term = u.term
+       where u.term <> ''
      )
      select t.memory_id as id,
-       sum(q.idf * t.tf * ($4::float8 + 1) / (t.tf + $4::float8 * (1 - $5::float8 + $5::float8 * t.dl / c.avgdl)))::float8 as score
+       sum(q.idf * t.tf * ($4::float8 + 1) / (t.tf + $4::float8 * (1 - $5::float8 + $5::float8 * t.dl / c.avgdl)))::float8 as score,
+       (sum(q.idf) / (select sum(idf) from q))::float8 as coverage
      from q cross join lateral (
        select memory_id, tf, dl from memory_terms m where m.term = q.term order by m.tf / greatest(m.dl, 1) desc limit $3
      ) t cross join corpus c
+     where q.df > 0
      group by t.memory_id order by score desc, t.memory_id limit $2`,
     [terms, o.limit, o.perTerm, o.k1, o.b],
   );
