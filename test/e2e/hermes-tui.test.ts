@@ -33,6 +33,16 @@ const psyche = await startPsyche(t, {
 });
 const pool = psyche.db.pool;
 const json = { "content-type": "application/json" };
+/** What the server's tables said when a wait gave up: its latest turns, its queues, its latest dream. */
+const serverState = async () => {
+  const turns = await pool.query(
+    `select status, attempts, completion_tokens, error, created_at, started_at, finished_at
+     from turns order by created_at desc limit 4`,
+  );
+  const jobs = await pool.query("select name, state, count(*)::int as n from pgboss.job group by 1, 2 order by 1, 2");
+  const dream = await pool.query("select status, tokens, started_at, ended_at from dream_journal order by started_at desc limit 1");
+  return `at ${new Date().toISOString()}: turns ${JSON.stringify(turns.rows)}; jobs ${JSON.stringify(jobs.rows)}; last dream ${JSON.stringify(dream.rows)}`;
+};
 await fetch(`${psyche.url}/dream/config`, {
   method: "PATCH",
   headers: json,
@@ -69,6 +79,8 @@ t.test("a conversation in the terminal: typed, streamed, the status bar, a slash
     "the reply",
     async () =>
       (await pool.query("select id, content, status from turns where conversation_id = $1 and status = 'done'", [conversation])).rows[0],
+    30_000,
+    serverState,
   );
   await waitPane("the reply on screen", (p) => squash(p).includes(squash(turn.content).slice(0, 40)));
   await waitPane("the reply to be done", (p) => p.includes("/help for commands"));
@@ -154,6 +166,7 @@ t.test("a line pasted with its Enter is sent; several pasted lines are one messa
           ? true
           : undefined,
       60_000,
+      serverState,
     );
 
   // The text and its Enter in one send-keys: they reach Hermes as one read, as a paste does.
@@ -192,7 +205,7 @@ t.test("Hermes connecting mid-dream wakes it; Ctrl-C twice quits", async (t) => 
     ).json()) as any;
     const jobId = queued.data[0].id;
     const row = async () => (await pool.query("select status, tokens from dream_journal where job_id = $1", [jobId])).rows[0];
-    await until("the dream to start", async () => ((await row())?.status === "dreaming" ? true : undefined));
+    await until("the dream to start", async () => ((await row())?.status === "dreaming" ? true : undefined), 30_000, serverState);
     startHermes("--no-idle");
     const ended = await until("the dream to end", async () => {
       const r = await row();
