@@ -46,9 +46,10 @@ export class Bm25Index {
     return scores;
   }
 
-  /** The `k` best documents for `query` (any query word may match), best first. */
-  search(query: string, k: number): number[] {
+  /** The `k` best documents for `query` (any query word may match) that `keep` keeps, best first. */
+  search(query: string, k: number, keep: (doc: number) => boolean = () => true): number[] {
     return [...this.scores(query).entries()]
+      .filter(([doc]) => keep(doc))
       .sort((a, b) => b[1] - a[1] || a[0] - b[0])
       .slice(0, k)
       .map(([doc]) => doc);

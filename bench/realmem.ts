@@ -35,6 +35,8 @@ export interface Query {
   id: string;
   category: string;
   text: string;
+  /** The session it is asked in: a chat there holds that session's turns in its transcript. */
+  session: string;
   /** Turn keys of the evidence (only those whose text was found). */
   evidenceTurns: string[];
   evidenceSessions: string[];
@@ -75,6 +77,7 @@ export function loadPersona(file: string): Persona {
             id: t.query_id,
             category: t.category_name ?? "unknown",
             text: t.content,
+            session: s.session_uuid,
             evidenceTurns: [...turns],
             evidenceSessions: [...new Set(used.map((u) => u.session_uuid))],
           },

@@ -167,19 +167,22 @@ export async function benchRetrieval(
         }
         const q = step.query;
         const t = performance.now();
-        const ranked = await psyche.mem.memory.search(q.text, 10);
+        // Asked in a chat, in its session: the transcript holds that session's turns, and
+        // recall looks past them (memory/recall.ts); the baseline does the same.
+        const own = { exceptConversation: q.session };
+        const ranked = await psyche.mem.memory.search(q.text, 10, undefined, own);
         searchTimes.push(performance.now() - t);
-        const byScore = await psyche.mem.memory.search(q.text, 10, undefined, { conversationSeats: 0 });
+        const byScore = await psyche.mem.memory.search(q.text, 10, undefined, { ...own, conversationSeats: 0 });
         const psycheTop = ranked.flatMap((r) => keysOf.get(r.memory.id) ?? []);
         // What a chat's prompt is offered (memory/recall.ts): the best 8, and those of them that
         // reach the floor; bearsOn applied here is what Memory.recall does with a floor.
-        const offered = await psyche.mem.memory.recall(q.text, PROMPT_MEMORIES);
+        const offered = await psyche.mem.memory.recall(q.text, PROMPT_MEMORIES, own);
         const evidence = new Set(q.evidenceTurns);
         const prompt = (rs: typeof offered) => ({
           memories: rs.length,
           evidenceTurns: rs.filter((r) => (keysOf.get(r.memory.id) ?? []).some((k) => evidence.has(k))).length,
         });
-        const bm25Top = bm25.search(q.text, 10).map((d) => bm25Keys[d]!);
+        const bm25Top = bm25.search(q.text, 10, (d) => !bm25Keys[d]!.startsWith(`${q.session}#`)).map((d) => bm25Keys[d]!);
         rows.push({
           persona: persona.name,
           id: q.id,

@@ -103,17 +103,15 @@ export function buildPrompt(
 }
 
 /** The mood-and-memories context for a turn; a failure costs the context, never the turn. */
-async function recallFor(
-  deps: RunTurnDeps,
-  messages: readonly { role: string; content: string }[],
-  scopes: readonly string[],
-  signal: AbortSignal,
-  log: Logger,
-): Promise<string> {
+async function recallFor(deps: RunTurnDeps, turn: ClaimedTurn, signal: AbortSignal, log: Logger): Promise<string> {
   if (!deps.recall) return "";
-  const query = messages.findLast((m) => m.role === "user")?.content ?? "";
+  const query = turn.prompt_messages.findLast((m) => m.role === "user")?.content ?? "";
   try {
-    return await deps.recall.contextFor(query, signal, scopes);
+    return await deps.recall.contextFor(query, {
+      signal,
+      scopes: readableScopes(turn.scope ?? DEFAULT_SCOPE),
+      conversationId: turn.conversation_id,
+    });
   } catch (err) {
     if (!signal.aborted) log.warn({ err }, "recalling memories failed; answering without them");
     return "";
@@ -181,7 +179,7 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
   try {
     let result: GenerateResult & { serverToolCalls: ServerToolCall[] };
     try {
-      const recalled = await recallFor(deps, turn.prompt_messages, readableScopes(turn.scope ?? DEFAULT_SCOPE), controller.signal, log);
+      const recalled = await recallFor(deps, turn, controller.signal, log);
       // Beside the memories, so the transcript before them stays the cached prefix.
       const withContext = (memories: string) =>
         turn.response_format ? [memories, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : memories;

@@ -104,7 +104,7 @@ async function planIn(deps: DreamDeps, job: ReverieJob, scope: string): Promise<
     case "reflect": {
       const seeds =
         job.focus && deps.memory
-          ? (await deps.memory.recall(job.focus, 8, undefined, own)).map((r) => r.memory)
+          ? (await deps.memory.recall(job.focus, 8, { scopes: own })).map((r) => r.memory)
           : await reflectionSources(deps.pool, 8, scope);
       // A reflection is deliberate: what it concludes is kept, cited, whatever its score.
       return {

@@ -33,7 +33,10 @@ export function registerMemoryTools(server: McpServer, deps: WebServices, access
     },
     guarded("recall_memory", deps.log, async ({ query, k, scope }, extra) => {
       // Dream text is not a memory of the world (memory/recall.ts).
-      const ranked = await deps.memory.recall(query, k, extra.signal, readableScopes(scopeFor(access, scope)));
+      const ranked = await deps.memory.recall(query, k, {
+        signal: extra.signal,
+        scopes: readableScopes(scopeFor(access, scope)),
+      });
       const memories = ranked.map((r) => ({ ...memoryJson(r.memory), score: r.score }));
       const text = memories.length
         ? memories.map((m) => `- ${m.content} (${m.kind}, importance ${m.importance.toFixed(2)}, id ${m.id})`).join("\n")

@@ -62,7 +62,7 @@ export async function assembleContext(memory: Memory, o: AssembleOptions): Promi
   const wantRecall = types.has("memories") || types.has("experiences") || types.has("insights");
   const [found, insights] = await Promise.all([
     // Dreams are not memories of the world (memory/recall.ts).
-    wantRecall && o.query.trim() ? memory.recall(o.query, o.limit, o.signal, o.scopes) : Promise.resolve([]),
+    wantRecall && o.query.trim() ? memory.recall(o.query, o.limit, { signal: o.signal, scopes: o.scopes }) : Promise.resolve([]),
     types.has("insights")
       ? memory.recentInsights(INSIGHT_MIN_IMPORTANCE, INSIGHT_HOURS, INSIGHT_LIMIT, ["insight"], o.scopes)
       : Promise.resolve([]),

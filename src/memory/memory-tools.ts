@@ -60,12 +60,10 @@ export class MemoryTools implements ServerTools {
     const args = JSON.parse(call.arguments) as Record<string, unknown>;
     if (call.name === "recall_memory") {
       // Dream text reaches a chat only as the recall's set-apart background (memory/recall.ts).
-      const memories = await this.memory.recall(
-        String(args.query),
-        typeof args.k === "number" ? args.k : 5,
-        ctx.signal,
-        readableScopes(ctx.scope ?? DEFAULT_SCOPE),
-      );
+      const memories = await this.memory.recall(String(args.query), typeof args.k === "number" ? args.k : 5, {
+        signal: ctx.signal,
+        scopes: readableScopes(ctx.scope ?? DEFAULT_SCOPE),
+      });
       return JSON.stringify({
         memories: memories.map((r) => ({
           id: r.memory.id,

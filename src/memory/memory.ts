@@ -97,9 +97,14 @@ export interface SearchOptions {
   scopes?: readonly string[] | undefined;
   /** Overrides the settings' share of seats for strong conversations (ranking.ts, seatConversations). */
   conversationSeats?: number | undefined;
+  /** Memories of this conversation are left out: a chat's prompt holds its transcript already. */
+  exceptConversation?: string | undefined;
   /** Of the top k, only those that reach it (ranking.ts, bearsOn): fewer than k, or none. */
   floor?: RecallFloor | undefined;
 }
+
+/** What recall() narrows a search by. */
+export type RecallOptions = { signal?: AbortSignal | undefined } & Pick<SearchOptions, "scopes" | "floor" | "exceptConversation">;
 
 /** A correction: the fields that change, and what the corrected memory replaces besides. */
 export interface Correction {
@@ -256,8 +261,13 @@ export class Memory {
    * so everything that recalls (a turn's prompt, the memory tools, MCP,
    * assemble_context, a focused reflection) goes through here.
    */
-  recall(query: string, k: number, signal?: AbortSignal, scopes?: readonly string[], floor?: RecallFloor): Promise<Ranked<Candidate>[]> {
-    return this.search(query, k, signal, { exclude: NOT_RECALLED, scopes, floor });
+  recall(query: string, k: number, opts: RecallOptions = {}): Promise<Ranked<Candidate>[]> {
+    return this.search(query, k, opts.signal, {
+      exclude: NOT_RECALLED,
+      scopes: opts.scopes,
+      floor: opts.floor,
+      exceptConversation: opts.exceptConversation,
+    });
   }
 
   /**
@@ -279,6 +289,7 @@ export class Memory {
       minSimilarity: this.deps.settings.rank.minSimilarity,
       includeSuperseded: opts.includeSuperseded ?? false,
       scopes: opts.scopes,
+      exceptConversation: opts.exceptConversation,
     });
     const ranked = seatConversations(
       rankMemories(candidates, this.deps.settings.rank).filter((r) => !exclude.includes(r.memory.kind)),

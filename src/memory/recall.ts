@@ -7,9 +7,21 @@ import { describeMood } from "../mood/mood.js";
 import type { Memory } from "./memory.js";
 import type { RecallFloor } from "./ranking.js";
 
+/** The turn a context is for. */
+export interface RecallFor {
+  signal?: AbortSignal | undefined;
+  /** The conversation's readable scopes (src/scope.ts); every scope when undefined. */
+  scopes?: readonly string[] | undefined;
+  /**
+   * The turn's conversation: its own memories are left out, as its transcript is in the prompt
+   * already (conversation/run-turn.ts, buildPrompt); recalled, they would say it twice.
+   */
+  conversationId?: string | undefined;
+}
+
 export interface Recall {
   /** Text for a system message before the latest user message; "" when there is nothing. */
-  contextFor(query: string, signal?: AbortSignal, scopes?: readonly string[]): Promise<string>;
+  contextFor(query: string, turn?: RecallFor): Promise<string>;
 }
 
 export interface RecallDeps {
@@ -41,15 +53,22 @@ const age = (then: Date, now: Date): string => {
 export class MemoryRecall implements Recall {
   constructor(private readonly deps: RecallDeps) {}
 
-  /** `scopes`: the turn's conversation's readable scopes (src/scope.ts); every scope when undefined. */
-  async contextFor(query: string, signal?: AbortSignal, scopes?: readonly string[]): Promise<string> {
+  async contextFor(query: string, turn: RecallFor = {}): Promise<string> {
+    const { signal, scopes } = turn;
     if (this.deps.budgetTokens <= 0) return "";
     const now = new Date();
     const insights = this.deps.insights ?? { limit: 2, hours: 24, minImportance: 0.3 };
     const [mood, recalled, background] = await Promise.all([
       this.deps.mood.current(now),
       // Dream text is not a memory of the world: it comes only as background, set apart.
-      query.trim() ? this.deps.memory.recall(query, this.deps.maxMemories ?? 8, signal, scopes, this.deps.floor) : Promise.resolve([]),
+      query.trim()
+        ? this.deps.memory.recall(query, this.deps.maxMemories ?? 8, {
+            signal,
+            scopes,
+            floor: this.deps.floor,
+            exceptConversation: turn.conversationId,
+          })
+        : Promise.resolve([]),
       insights.limit > 0
         ? this.deps.memory.recentInsights(insights.minImportance, insights.hours, insights.limit, undefined, scopes)
         : Promise.resolve([]),

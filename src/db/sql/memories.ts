@@ -296,6 +296,8 @@ export async function memoryCandidates(
     includeSuperseded?: boolean;
     /** Only memories of these scopes; every scope when undefined. */
     scopes?: readonly string[] | undefined;
+    /** Memories of this conversation are left out (a chat's transcript holds them already). */
+    exceptConversation?: string | undefined;
   },
 ): Promise<CandidateScore[]> {
   const v = vec(space);
@@ -321,6 +323,7 @@ export async function memoryCandidates(
      left join by_vector bv on bv.id = m.id
      left join by_text bt on bt.id = m.id
      where m.deleted_at is null and (m.superseded_at is null or $6) and ($7::text[] is null or m.scope = any($7))
+       and ($9::text is null or m.conversation_id is distinct from $9)
        and m.id in (select id from by_vector union select id from by_text)`,
     [
       toVector(q.vector),
@@ -331,6 +334,7 @@ export async function memoryCandidates(
       q.includeSuperseded === true,
       q.scopes ?? null,
       q.text.map((t) => t.coverage),
+      q.exceptConversation ?? null,
     ],
   );
   return res.rows;
