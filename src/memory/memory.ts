@@ -281,6 +281,7 @@ export class Memory {
       limit: TEXT_CANDIDATES,
       perTerm: MATCHES_PER_TERM,
       ...BM25,
+      exceptConversation: opts.exceptConversation,
     });
     const candidates = await memoryCandidates(this.deps.pool, this.space, {
       vector: vector!,

@@ -7,6 +7,7 @@ import t from "tap";
 import { ScriptedEngine } from "../helpers/scripted-engine.js";
 import { startPsyche } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
+import { TEXT_CANDIDATES } from "../../src/memory/memory.js";
 
 const engine = new ScriptedEngine(() => ({ text: "Noted." }));
 const psyche = await startPsyche(t, {}, { engine });
@@ -30,6 +31,30 @@ t.test("search: a conversation left out is not found and lifts nothing", async (
     "left out, only the other conversation's memory is found",
   );
   t.equal(past[0]!.relevance, 1, "and it is the best there is, not ranked below a lift it no longer has");
+});
+
+t.test("a long conversation left out does not use up the candidates", async (t) => {
+  // More of its own matches than the full-text and vector candidates a search takes
+  // (memory.ts, TEXT_CANDIDATES): left out after they were chosen, nothing else would be found.
+  for (let i = 0; i < TEXT_CANDIDATES + 20; i++)
+    await memory.remember({
+      kind: "episodic",
+      content: `Lantern ${i}: the lantern, the lantern again`,
+      sourceKind: "api",
+      conversationId: "lanterns",
+    });
+  await memory.remember({
+    kind: "episodic",
+    content: "The festival floats a paper lantern down the river",
+    sourceKind: "api",
+    conversationId: "festival",
+  });
+  const past = await memory.search("lantern", 5, undefined, { exceptConversation: "lanterns" });
+  t.same(
+    past.map((r) => r.memory.content),
+    ["The festival floats a paper lantern down the river"],
+    "the other conversation's memory is found",
+  );
 });
 
 t.test("a chat's prompt recalls other conversations, not its own transcript again", async (t) => {

@@ -296,7 +296,10 @@ export async function memoryCandidates(
     includeSuperseded?: boolean;
     /** Only memories of these scopes; every scope when undefined. */
     scopes?: readonly string[] | undefined;
-    /** Memories of this conversation are left out (a chat's transcript holds them already). */
+    /**
+     * Memories of this conversation are left out (a chat's transcript holds them already): of
+     * the nearest vectors here, and of `text` by bm25Matches, before each takes its best.
+     */
     exceptConversation?: string | undefined;
   },
 ): Promise<CandidateScore[]> {
@@ -309,6 +312,7 @@ export async function memoryCandidates(
      with nearest as (
        select id, (embedding::${v}) <=> $1::${v} as distance
        from memories where embedder = ${literal(space.embedder)} and deleted_at is null
+         and ($9::text is null or conversation_id is distinct from $9)
        order by (embedding::${v}) <=> $1::${v} limit $4
      ), by_vector as (
        select id, row_number() over (order by distance) as r from nearest where 1 - distance >= $5
@@ -323,7 +327,6 @@ export async function memoryCandidates(
      left join by_vector bv on bv.id = m.id
      left join by_text bt on bt.id = m.id
      where m.deleted_at is null and (m.superseded_at is null or $6) and ($7::text[] is null or m.scope = any($7))
-       and ($9::text is null or m.conversation_id is distinct from $9)
        and m.id in (select id from by_vector union select id from by_text)`,
     [
       toVector(q.vector),

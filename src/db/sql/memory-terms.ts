@@ -102,7 +102,17 @@ export interface TextMatch {
 export async function bm25Matches(
   db: Queryable,
   terms: readonly string[],
-  o: { limit: number; perTerm: number; k1: number; b: number },
+  o: {
+    limit: number;
+    perTerm: number;
+    k1: number;
+    b: number;
+    /**
+     * Memories of this conversation are left out before the best `limit` are taken, so a long
+     * conversation's own matches do not use up the places (memories.ts, memoryCandidates).
+     */
+    exceptConversation?: string | undefined;
+  },
 ): Promise<TextMatch[]> {
   if (terms.length === 0) return [];
   const res = await db.query<TextMatch>(
@@ -121,8 +131,9 @@ export async function bm25Matches(
        select memory_id, tf, dl from memory_terms m where m.term = q.term order by m.tf / greatest(m.dl, 1) desc limit $3
      ) t cross join corpus c
      where q.df > 0
+       and ($6::text is null or not exists (select 1 from memories x where x.id = t.memory_id and x.conversation_id = $6))
      group by t.memory_id order by score desc, t.memory_id limit $2`,
-    [terms, o.limit, o.perTerm, o.k1, o.b],
+    [terms, o.limit, o.perTerm, o.k1, o.b, o.exceptConversation ?? null],
   );
   return res.rows;
 }
