@@ -29,6 +29,8 @@ export interface Turn {
   session: string;
   speaker: string;
   content: string;
+  /** When it was said: its session's date, a second per position (sessionTime). */
+  at: Date;
 }
 
 export interface Query {
@@ -37,6 +39,8 @@ export interface Query {
   text: string;
   /** The session it is asked in: a chat there holds that session's turns in its transcript. */
   session: string;
+  /** When it is asked (sessionTime). */
+  at: Date;
   /** Turn keys of the evidence (only those whose text was found). */
   evidenceTurns: string[];
   evidenceSessions: string[];
@@ -53,6 +57,17 @@ export interface Persona {
 export function realmemDir(root: string): string | undefined {
   const dir = process.env.REALMEM_DIR ?? join(root, "..", "shared", "datasets", "realmem");
   return existsSync(dir) ? dir : undefined;
+}
+
+/**
+ * A session's date ("2025-12-15 (Monday)", the dataset gives no hour) and a second per turn, so
+ * the turns of a session keep their order by time (a turn is indexed beside the latest before it,
+ * db/sql/memory-terms.ts).
+ */
+function sessionTime(currentTime: string, position: number): Date {
+  const day = /^\d{4}-\d{2}-\d{2}/.exec(currentTime)?.[0];
+  if (!day) throw new Error(`RealMem: a session's current_time is not a date: ${currentTime}`);
+  return new Date(Date.parse(`${day}T00:00:00Z`) + position * 1000);
 }
 
 export function loadPersona(file: string): Persona {
@@ -78,6 +93,7 @@ export function loadPersona(file: string): Persona {
             category: t.category_name ?? "unknown",
             text: t.content,
             session: s.session_uuid,
+            at: sessionTime(s.current_time, i),
             evidenceTurns: [...turns],
             evidenceSessions: [...new Set(used.map((u) => u.session_uuid))],
           },
@@ -85,7 +101,13 @@ export function loadPersona(file: string): Persona {
       }
       steps.push({
         kind: "turn",
-        turn: { key: `${s.session_uuid}#${i}`, session: s.session_uuid, speaker: t.speaker, content: t.content },
+        turn: {
+          key: `${s.session_uuid}#${i}`,
+          session: s.session_uuid,
+          speaker: t.speaker,
+          content: t.content,
+          at: sessionTime(s.current_time, i),
+        },
       });
     });
   }

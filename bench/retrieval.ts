@@ -1,5 +1,6 @@
 // Retrieval quality on RealMem (bench/realmem.ts): each persona's turns are stored through the
-// real Memory path in session order, and each query is answered from what came before it, by
+// real Memory path in session order, formed on their session's date, and each query is answered
+// from what came before it, as of its session's date (recency counts as it would have then), by
 // Psyche's search (what GET /v1/memories/search runs) and by a BM25 baseline over the same
 // turns in the same run (bench/bm25.ts). Evidence recall@k: the share of a query's evidence
 // turns (or sessions) among the top k, averaged over queries.
@@ -156,6 +157,7 @@ export async function benchRetrieval(
             sourceKind: "api",
             sourceId: step.turn.key,
             conversationId: step.turn.session,
+            formedAt: step.turn.at,
           });
           storeMs += performance.now() - t;
           turnsStored++;
@@ -168,8 +170,9 @@ export async function benchRetrieval(
         const q = step.query;
         const t = performance.now();
         // Asked in a chat, in its session: the transcript holds that session's turns, and
-        // recall looks past them (memory/recall.ts); the baseline does the same.
-        const own = { exceptConversation: q.session };
+        // recall looks past them (memory/recall.ts); the baseline does the same. Asked on its
+        // session's date, of memories formed on theirs: recency counts as it would have then.
+        const own = { exceptConversation: q.session, asOf: q.at };
         const ranked = await psyche.mem.memory.search(q.text, 10, undefined, own);
         searchTimes.push(performance.now() - t);
         const byScore = await psyche.mem.memory.search(q.text, 10, undefined, { ...own, conversationSeats: 0 });

@@ -132,11 +132,14 @@ export const ConfigSchema = z.object({
   recallWeightVector: unitInterval.default(0.2),
   /** How much the best match of a memory's conversation lifts its relevance. */
   recallWeightConversation: weight.default(0.5),
-  /** The most recency and importance can each add, as a fraction of relevance (tie-breakers). */
-  recallWeightRecency: weight.default(0.1),
+  /**
+   * The most recency and importance can each add, as a fraction of relevance: recency up to
+   * half (what was said lately is more often what a question follows up), importance a tie-breaker.
+   */
+  recallWeightRecency: weight.default(0.5),
   recallWeightImportance: weight.default(0.1),
-  /** Hours after a memory was formed at which its recency has halved. */
-  recallHalfLifeHours: z.coerce.number().positive().default(24),
+  /** Hours after a memory was formed at which its recency has halved: a week. */
+  recallHalfLifeHours: z.coerce.number().positive().default(168),
   /** The share of a search's top k kept for the best memory of each strong conversation (memory/ranking.ts); 0: by score alone. */
   recallConversationSeats: unitInterval.default(0.5),
   /** Vector neighbours less similar than this do not count as relevant. */

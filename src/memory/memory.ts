@@ -85,6 +85,11 @@ export interface RememberInput {
   by?: ChangedBy | undefined;
   /** The scope it belongs to (default: default); what it supersedes must be readable from there. */
   scope?: string | undefined;
+  /**
+   * When what it records happened, if not now (dated dialogue replayed, bench/retrieval.ts):
+   * recency counts from it (ranking.ts).
+   */
+  formedAt?: Date | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -101,10 +106,12 @@ export interface SearchOptions {
   exceptConversation?: string | undefined;
   /** Of the top k, only those that reach it (ranking.ts, bearsOn): fewer than k, or none. */
   floor?: RecallFloor | undefined;
+  /** The moment recency counts to (ranking.ts); default now. */
+  asOf?: Date | undefined;
 }
 
 /** What recall() narrows a search by. */
-export type RecallOptions = { signal?: AbortSignal | undefined } & Pick<SearchOptions, "scopes" | "floor" | "exceptConversation">;
+export type RecallOptions = { signal?: AbortSignal | undefined } & Pick<SearchOptions, "scopes" | "floor" | "exceptConversation" | "asOf">;
 
 /** A correction: the fields that change, and what the corrected memory replaces besides. */
 export interface Correction {
@@ -177,6 +184,7 @@ export class Memory {
         conversationId: input.conversationId ?? null,
         citations: input.citations ?? [],
         scope,
+        kept: input.formedAt ? { created_at: input.formedAt, updated_at: input.formedAt } : undefined,
       });
       await indexMemory(client, memory, neighbour);
       await recordFirstVersion(client, memory.id, by, "created", input.supersedes ?? []);
@@ -267,6 +275,7 @@ export class Memory {
       scopes: opts.scopes,
       floor: opts.floor,
       exceptConversation: opts.exceptConversation,
+      asOf: opts.asOf,
     });
   }
 
@@ -293,7 +302,7 @@ export class Memory {
       exceptConversation: opts.exceptConversation,
     });
     const ranked = seatConversations(
-      rankMemories(candidates, this.deps.settings.rank).filter((r) => !exclude.includes(r.memory.kind)),
+      rankMemories(candidates, this.deps.settings.rank, opts.asOf).filter((r) => !exclude.includes(r.memory.kind)),
       k,
       opts.conversationSeats ?? this.deps.settings.rank.conversationSeats,
     )

@@ -1,9 +1,11 @@
 // Ranking retrieved memories. Relevance leads: what the query says (BM25 over the full-text
 // index, with the memory's vector similarity as a smaller share), lifted by how well the rest
 // of its conversation matches. Recency (from when the memory was formed) and importance then
-// break ties: they scale relevance by a little, so a memory that matches nothing stays at
-// nothing however new or important it is. Weights are configurable (--recall-weight-*); the
-// defaults come from the RealMem evaluation (bench/retrieval.ts).
+// scale it: a fresh memory by up to half again (a week old, a quarter), importance by a tenth,
+// so a memory that matches nothing stays at nothing however new or important it is, and one
+// less than five-eighths as relevant as another never passes it. Weights are configurable
+// (--recall-weight-*); the defaults come from the RealMem evaluation (bench/retrieval.ts,
+// docs/benchmarks.md).
 
 export interface RankWeights {
   /** The vector similarity's share of relevance (the rest is the BM25 score). */
@@ -109,14 +111,14 @@ export function bearsOn(r: Ranked<Rankable & { text_coverage: number }>, floor: 
 }
 
 /** A conversation gets a seat when its matches together are at least this share of the best conversation's. */
-export const SEAT_STRENGTH = 0.5;
+export const SEAT_STRENGTH = 0.4;
 
 /**
  * Keeps one conversation from filling the top k. The conversation lift (above) helps find the
  * right turns, and it also ranks a good conversation's every turn above the best turn of the
  * next: on RealMem, a question whose answer spans sessions lost the others (docs/benchmarks.md).
  * So up to `share` of k seats go to the best memory of each conversation whose matches together
- * (the root of their summed squared scores: several good matches beat one) reach half the
+ * (the root of their summed squared scores: several good matches beat one) reach 40% of the
  * strongest's; the rest of the k are the best by score, and the k are in score order, so the
  * head of the list is what it was. What falls out of the k follows, in order. A memory outside
  * any conversation is its own.

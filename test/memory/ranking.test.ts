@@ -1,4 +1,5 @@
 import t from "tap";
+import { loadConfig } from "../../src/config.js";
 import { bearsOn, rankMemories, recency, seatConversations, type RankSettings } from "../../src/memory/ranking.js";
 
 const settings: RankSettings = {
@@ -46,6 +47,20 @@ t.test("relevance leads: recency and importance never lift an irrelevant memory 
   );
   const clearlyLess = memory("newer", { text: 2, similarity: 0.3, hours: 0, importance: 1 });
   t.equal(rankMemories([old, clearlyLess], settings, now)[0]?.memory.id, "old", "but they cannot overturn a clear difference");
+});
+
+t.test("as shipped, recency lets the lately formed win among the about as relevant, never a much less relevant one", async (t) => {
+  const config = loadConfig({}, {});
+  const shipped: RankSettings = {
+    ...settings,
+    weights: { ...settings.weights, recency: config.recallWeightRecency, importance: config.recallWeightImportance },
+    recencyHalfLifeHours: config.recallHalfLifeHours,
+  };
+  const old = memory("old", { text: 10, hours: 24 * 120, importance: 0 });
+  // Relevance 0.7 and 0.6 of the old one's (text only, no conversation): formed an hour ago, as important as can be.
+  const fresh = (text: number) => memory(`fresh${text}`, { text, hours: 1, importance: 1 });
+  t.equal(rankMemories([old, fresh(7)], shipped, now)[0]?.memory.id, "fresh7", "seven-tenths as relevant, and formed lately: first");
+  t.equal(rankMemories([old, fresh(6)], shipped, now)[0]?.memory.id, "old", "under five-eighths as relevant: never first");
 });
 
 t.test("being recalled does not make a memory recent: recency counts from when it was formed", async (t) => {

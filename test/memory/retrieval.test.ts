@@ -44,6 +44,24 @@ t.test("recall does not feed on itself: recency counts from when a memory was fo
   t.equal(again[0]?.memory.id, newer.memory.id, "and that did not make it win");
 });
 
+t.test("a memory formed in the past keeps its time, and a search as of a moment counts recency to it", async (t) => {
+  const formedAt = new Date("2025-03-01T10:00:00Z");
+  const m = await memory.remember({
+    kind: "episodic",
+    content: "The Tromso cabin has a red sauna by the fjord",
+    sourceKind: "api",
+    importance: 0.4,
+    formedAt,
+  });
+  t.equal(m.memory.created_at.toISOString(), formedAt.toISOString(), "formed when it happened, not when stored");
+  const week = 168 * 3_600_000;
+  const [asOfThen] = await memory.search("red sauna by the fjord", 1, undefined, { asOf: new Date(formedAt.getTime() + week) });
+  t.equal(asOfThen?.memory.id, m.memory.id);
+  t.equal(asOfThen?.recency.toFixed(3), "0.500", "a week after it was formed: half (the default half-life)");
+  const [asOfNow] = await memory.search("red sauna by the fjord", 1);
+  t.ok(asOfNow!.recency < 0.05, `as of now, long ago (${asOfNow!.recency})`);
+});
+
 t.test("a short turn is found by what its conversation was about", async (t) => {
   const c = `conv-${Date.now()}`;
   await remember("How long should sourdough proof before baking, and does rye flour change it?", { conversationId: c });
