@@ -157,7 +157,7 @@ export function benchVectorSides(datasetDir: string, limit = Infinity): VectorSi
   };
   let queries = 0;
   let personas = 0;
-  // Every turn is formed at the same moment: recency is a tie-breaker, and this compares relevance.
+  // Every turn is formed at the same moment: recency is the same for all, and this compares relevance.
   const formed = new Date(0);
   for (const file of personaFiles(datasetDir).slice(0, limit)) {
     personas++;
