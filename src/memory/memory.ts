@@ -269,14 +269,8 @@ export class Memory {
    * so everything that recalls (a turn's prompt, the memory tools, MCP,
    * assemble_context, a focused reflection) goes through here.
    */
-  recall(query: string, k: number, opts: RecallOptions = {}): Promise<Ranked<Candidate>[]> {
-    return this.search(query, k, opts.signal, {
-      exclude: NOT_RECALLED,
-      scopes: opts.scopes,
-      floor: opts.floor,
-      exceptConversation: opts.exceptConversation,
-      asOf: opts.asOf,
-    });
+  recall(query: string, k: number, { signal, ...narrowed }: RecallOptions = {}): Promise<Ranked<Candidate>[]> {
+    return this.search(query, k, signal, { ...narrowed, exclude: NOT_RECALLED });
   }
 
   /**
