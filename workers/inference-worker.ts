@@ -9,6 +9,7 @@ import type { Pool } from "../src/db/pool.js";
 import { heartbeat, markWorkerStopped, registerWorker } from "../src/db/sql/workers.js";
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
+import { PollBackoff } from "../src/jobs/poll-backoff.js";
 import { INFERENCE_QUEUE, InferenceJobSchema } from "../src/jobs/queue.js";
 import { closeAbandonedReveries, reclaimOrphanedTurns, resumeStrandedTurns } from "../src/jobs/reclaim.js";
 import { HandOff, runTurn } from "../src/conversation/run-turn.js";
@@ -48,6 +49,8 @@ export interface InferenceWorkerDeps {
 export class InferenceWorker {
   readonly id = randomUUID();
   private readonly doorbell = new Doorbell();
+  /** The wait after a fetch that found fewer jobs than free slots (jobs/poll-backoff.ts). */
+  private readonly idle: PollBackoff;
   private readonly host = hostname();
   private stopping = false;
   private loop: Promise<void> | undefined;
@@ -64,7 +67,9 @@ export class InferenceWorker {
   /** Turns whose generation lost the database, to resume once it is back. */
   private readonly stranded = new Set<string>();
 
-  constructor(private readonly deps: InferenceWorkerDeps) {}
+  constructor(private readonly deps: InferenceWorkerDeps) {
+    this.idle = new PollBackoff({ pollMs: deps.pollMs, complete: () => deps.bus.complete });
+  }
 
   async start(): Promise<void> {
     await registerWorker(this.deps.pool, {
@@ -101,6 +106,11 @@ export class InferenceWorker {
     await closeAbandonedReveries(this.reclaimDeps());
   }
 
+  /** Chats this worker is generating now. */
+  get generating(): number {
+    return this.chats.size;
+  }
+
   /** Chats the engine generates at once. */
   private get slots(): number {
     return Math.max(1, this.deps.engine.parallel ?? 1);
@@ -133,7 +143,12 @@ export class InferenceWorker {
             break;
           }
         }
-        if (jobs.length < free) await this.doorbell.wait(this.deps.pollMs);
+        if (jobs.length) this.idle.reset();
+        // A job queued since the fetch rang the doorbell; the wait is a safety net.
+        if (jobs.length < free) {
+          if (await this.doorbell.wait(this.idle.ms)) this.idle.reset();
+          else this.idle.idle();
+        }
       } catch (err) {
         // The loop never dies: log and go on (pg-boss worker.ts does the same).
         this.deps.log.error({ err }, "inference loop error");

@@ -9,6 +9,7 @@ import { purgeDeletedMemories } from "../src/db/sql/memories.js";
 import { purgeEvents } from "../src/db/sql/events.js";
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
+import { PollBackoff } from "../src/jobs/poll-backoff.js";
 import { yieldToChats } from "../src/jobs/yield-to-chats.js";
 import { chatsUnderWay } from "../src/db/sql/turns.js";
 import { MAINTENANCE_QUEUE, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
@@ -109,13 +110,20 @@ export class MemoryWorker {
     before?: (jobs: PgBoss.JobWithMetadata<unknown>[]) => Promise<void>,
   ): Promise<void> {
     const signal = this.stopping.signal;
+    // Between fetches that found nothing (jobs/poll-backoff.ts): queueing a job rings the doorbell.
+    const backoff = new PollBackoff({ pollMs: this.deps.pollMs * 4, complete: () => this.deps.bus.complete });
+    const idle = async () => {
+      if (await doorbell.wait(backoff.ms, signal)) backoff.reset();
+      else backoff.idle();
+    };
     while (!signal.aborted) {
       try {
         const jobs = await this.deps.boss.fetch<unknown>(queue, { batchSize: batch, priority: true, includeMetadata: true });
         if (!jobs.length) {
-          await doorbell.wait(this.deps.pollMs * 4, signal);
+          await idle();
           continue;
         }
+        backoff.reset();
         const done: string[] = [];
         try {
           for (const [i, job] of jobs.entries()) {
@@ -141,7 +149,7 @@ export class MemoryWorker {
           if (done.length) await this.deps.boss.complete(queue, done);
         }
         // Fewer than asked: the queue was empty then, and a job queued since rang the doorbell.
-        if (jobs.length < batch) await doorbell.wait(this.deps.pollMs * 4, signal);
+        if (jobs.length < batch) await idle();
       } catch (err) {
         this.deps.log.error({ err, queue }, "memory loop error");
         await doorbell.wait(this.deps.pollMs * 4, signal);

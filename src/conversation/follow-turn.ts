@@ -4,6 +4,7 @@ import { eventsAfter, type TurnEvent } from "../db/sql/turn-events.js";
 import type { Queryable } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { Doorbell } from "../jobs/doorbell.js";
+import { PollBackoff } from "../jobs/poll-backoff.js";
 import { decodeTurnSignal } from "../jobs/turn-signal.js";
 
 export interface FollowDeps {
@@ -60,8 +61,8 @@ export class TurnFollower {
       // Only a new turn's first text is a first token; a resumed stream's is not.
       let timing = o.fresh === true && this.deps.firstToken !== undefined;
       // Doubles after each read that found nothing, back to pollMs after one that found some.
-      let backoff = 1;
-      const wait = () => this.doorbell.wait(this.deps.pollMs * (this.deps.bus.complete ? backoff : 1), o.signal);
+      const backoff = new PollBackoff({ pollMs: this.deps.pollMs, complete: () => this.deps.bus.complete, max: MAX_BACKOFF });
+      const wait = () => this.doorbell.wait(backoff.ms, o.signal);
       if (o.fresh) await wait();
       // After relaying a carried event, the next one comes with its own signal: wait for it
       // rather than read the table for what is not written yet (a read per event otherwise).
@@ -88,9 +89,9 @@ export class TurnFollower {
           if (event.kind !== "delta") return;
         }
         if (events.length === 0) {
-          backoff = Math.min(backoff * 2, MAX_BACKOFF);
+          backoff.idle();
           await wait();
-        } else backoff = 1;
+        } else backoff.reset();
       }
     } finally {
       this.close();

@@ -8,6 +8,7 @@
 // queued for the worker. The check and the queueing are one transaction under a lock, so two
 // inference processes never queue twice. A chat wakes any of them (workers/inference-worker.ts).
 // Each tick also records the clients' leaving (the `client.left` event) once a minute is quiet.
+// While this process generates a chat, a tick looks at nothing (SchedulerDeps.generating).
 import type PgBoss from "pg-boss";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { experienceSinceReflection, type QuietMoment, quietMoment } from "../db/sql/dreams.js";
@@ -31,6 +32,12 @@ export interface SchedulerDeps {
   everyMs: number;
   /** A client silent this long is no longer present (db/sql/clients.ts). */
   presenceTtlSeconds: number;
+  /**
+   * Whether this process's worker is generating a chat. Nothing is due then (its job keeps the
+   * queue busy), so a tick asks the database nothing: on the embedded database a tick's five
+   * statements run on the main thread, beside the model's threads.
+   */
+  generating?: () => boolean;
 }
 
 export interface Moment extends QuietMoment {
@@ -81,7 +88,7 @@ export class DreamScheduler {
 
   /** Queues what is due, if anything; returns its job id. */
   async tick(): Promise<string | undefined> {
-    if (this.busy) return undefined;
+    if (this.busy || this.deps.generating?.()) return undefined;
     this.busy = true;
     try {
       const queued = await inTransaction(this.deps.pool, async (client) => {

@@ -11,19 +11,24 @@ export class Doorbell {
     this.waiter?.();
   }
 
-  /** Resolves when rung (now or later), after `ms` at most, or when `signal` aborts. */
-  wait(ms: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when rung (now or later), after `ms` at most, or when `signal` aborts: true when
+   * it was rung.
+   */
+  wait(ms: number, signal?: AbortSignal): Promise<boolean> {
     if (this.rung || signal?.aborted) {
+      const rung = this.rung;
       this.rung = false;
-      return Promise.resolve();
+      return Promise.resolve(rung);
     }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
         this.waiter = undefined;
+        const rung = this.rung;
         this.rung = false;
-        resolve();
+        resolve(rung);
       };
       const timer = setTimeout(done, ms);
       signal?.addEventListener("abort", done, { once: true });

@@ -5,7 +5,7 @@ t.test("a ring before the wait is not lost", async (t) => {
   const bell = new Doorbell();
   bell.ring();
   const started = Date.now();
-  await bell.wait(5_000);
+  t.equal(await bell.wait(5_000), true);
   t.ok(Date.now() - started < 1_000, "returned at once");
 });
 
@@ -16,10 +16,10 @@ t.test("a ring during the wait ends it; without one it times out", async (t) => 
     rung = true;
     bell.ring();
   }, 20);
-  await bell.wait(5_000);
+  t.equal(await bell.wait(5_000), true, "says it was rung");
   t.ok(rung);
   const started = Date.now();
-  await bell.wait(50);
+  t.equal(await bell.wait(50), false, "says it ran out");
   t.ok(Date.now() - started >= 40, "waited for the timeout when nobody rang");
 });
 
@@ -28,6 +28,6 @@ t.test("an abort ends the wait", async (t) => {
   const ac = new AbortController();
   setTimeout(() => ac.abort(), 20);
   const started = Date.now();
-  await bell.wait(5_000, ac.signal);
+  t.equal(await bell.wait(5_000, ac.signal), false, "an abort is not a ring");
   t.ok(Date.now() - started < 1_000);
 });

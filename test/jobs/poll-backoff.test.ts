@@ -1,0 +1,23 @@
+import t from "tap";
+import { PollBackoff } from "../../src/jobs/poll-backoff.js";
+
+t.test("where every signal arrives, each empty poll doubles the wait up to the cap; finding something resets it", async (t) => {
+  const b = new PollBackoff({ pollMs: 250, complete: () => true });
+  const waits: number[] = [];
+  for (let i = 0; i < 6; i++) {
+    waits.push(b.ms);
+    b.idle();
+  }
+  t.same(waits, [250, 500, 1000, 2000, 2000, 2000]);
+  b.reset();
+  t.equal(b.ms, 250);
+});
+
+t.test("where only polling sees other processes' work, the wait stays pollMs", async (t) => {
+  let complete = false;
+  const b = new PollBackoff({ pollMs: 100, complete: () => complete, max: 4 });
+  for (let i = 0; i < 5; i++) b.idle();
+  t.equal(b.ms, 100, "signals incomplete: no backoff");
+  complete = true;
+  t.equal(b.ms, 400, "the cap, once signals reach the process again");
+});
