@@ -95,7 +95,7 @@ const servingOptions: VsLlamaServerOptions = {
   threads: cores,
   // The CPU default (inference/choose-parallel.ts): llama-server is given as many slots.
   parallel: loadConfig({}, {}).parallel ?? CPU_PARALLEL,
-  runs: Number(process.env.BENCH_SERVING_RUNS ?? 5),
+  runs: Number(process.env.BENCH_SERVING_RUNS ?? 15),
   maxTokens,
   sessionWords: Number(process.env.BENCH_SESSION_WORDS ?? 9_000),
   burstChats: Number(process.env.BENCH_BURST ?? 40),

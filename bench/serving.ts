@@ -110,6 +110,49 @@ export async function oneStream(url: string, runs: number, maxTokens: number): P
   return { ttftMs: median(rs.map((r) => r.ttftMs)), decodeTps: median(rs.map((r) => r.decodeTps)) };
 }
 
+/** The median and quartiles of `xs`. */
+export function quartiles(xs: number[]): { q1: number; median: number; q3: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => {
+    const i = q * (s.length - 1);
+    const lo = Math.floor(i);
+    return s[lo]! + (s[Math.min(lo + 1, s.length - 1)]! - s[lo]!) * (i - lo);
+  };
+  return { q1: at(0.25), median: at(0.5), q3: at(0.75) };
+}
+
+export interface PairedStreams {
+  a: { ttftMs: number; decodeTps: number };
+  b: { ttftMs: number; decodeTps: number };
+  /** b's time to first token minus a's, pair by pair. */
+  ttftDiffMs: { q1: number; median: number; q3: number };
+  /** b's decode rate over a's, pair by pair. */
+  decodeRatio: { q1: number; median: number; q3: number };
+}
+
+/**
+ * One stream on each of two servers, the same request to both in turn, `runs` times, the first
+ * of each pair alternating: on a shared machine a server's first token moves by tens of ms from
+ * one moment to the next, so each pair is compared within itself (its difference, its ratio), as
+ * the stream benchmark compares HTTP with raw decoding (bench/stream-vs-raw.ts).
+ */
+export async function pairedStreams(a: string, b: string, runs: number, maxTokens: number): Promise<PairedStreams> {
+  const pairs: { a: StreamRun; b: StreamRun }[] = [];
+  for (let i = 0; i < runs; i++) {
+    const first = i % 2 === 0 ? a : b;
+    const one = await streamChat(first, ask(i), maxTokens, i + 1);
+    const other = await streamChat(first === a ? b : a, ask(i), maxTokens, i + 1);
+    pairs.push(first === a ? { a: one, b: other } : { a: other, b: one });
+  }
+  const side = (k: "a" | "b") => ({ ttftMs: median(pairs.map((p) => p[k].ttftMs)), decodeTps: median(pairs.map((p) => p[k].decodeTps)) });
+  return {
+    a: side("a"),
+    b: side("b"),
+    ttftDiffMs: quartiles(pairs.map((p) => p.b.ttftMs - p.a.ttftMs)),
+    decodeRatio: quartiles(pairs.map((p) => p.b.decodeTps / p.a.decodeTps)),
+  };
+}
+
 export interface ConcurrentResult {
   k: number;
   /** All tokens over the wall time from the first request to the last token. */

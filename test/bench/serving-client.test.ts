@@ -5,7 +5,7 @@
 import t from "tap";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { streamChat } from "../../bench/serving.js";
+import { pairedStreams, quartiles, streamChat } from "../../bench/serving.js";
 
 const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\n`;
 
@@ -54,4 +54,37 @@ t.test("each request on a connection of its own: a connection the server closed 
   // Node 20's global agent keeps connections alive; reusing one the server has dropped fails as
   // "socket hang up" (npm run bench did, against llama-server).
   for (let i = 0; i < 3; i++) t.equal((await streamChat(url, [{ role: "user", content: "hi" }], 8, i)).text, "Hello", `request ${i + 1}`);
+});
+
+t.test("quartiles interpolate between the sorted values", async (t) => {
+  t.same(quartiles([5, 1, 3]), { q1: 2, median: 3, q3: 4 });
+  t.same(quartiles([4, 1, 2, 3]), { q1: 1.75, median: 2.5, q3: 3.25 });
+});
+
+t.test("paired streams: the same request to each server in turn, which goes first alternating", async (t) => {
+  const seen: string[] = [];
+  const answering = (name: string) =>
+    createServer((req, res) => {
+      let body = "";
+      req.on("data", (d) => (body += d));
+      req.on("end", () => {
+        seen.push(`${name}:${JSON.parse(body).messages[0].content}`);
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(chunk("a"));
+        res.end(`${chunk("b")}data: [DONE]\n\n`);
+      });
+    });
+  const servers = [answering("a"), answering("b")];
+  for (const s of servers) await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  t.teardown(() => servers.forEach((s) => s.close()));
+  const [a, b] = servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`);
+  const r = await pairedStreams(a!, b!, 3, 2);
+  t.equal(seen.length, 6);
+  t.same(
+    seen.map((x) => x.split(":")[0]),
+    ["a", "b", "b", "a", "a", "b"],
+    "a first, then b first, then a first",
+  );
+  for (let i = 0; i < 6; i += 2) t.equal(seen[i]!.split(":")[1], seen[i + 1]!.split(":")[1], "both got the same request");
+  t.ok(Number.isFinite(r.ttftDiffMs.median) && r.decodeRatio.median > 0, "a difference and a ratio per pair");
 });
