@@ -145,10 +145,7 @@ export class InferenceWorker {
         }
         if (jobs.length) this.idle.reset();
         // A job queued since the fetch rang the doorbell; the wait is a safety net.
-        if (jobs.length < free) {
-          if (await this.doorbell.wait(this.idle.ms)) this.idle.reset();
-          else this.idle.idle();
-        }
+        if (jobs.length < free) await this.idle.wait(this.doorbell);
       } catch (err) {
         // The loop never dies: log and go on (pg-boss worker.ts does the same).
         this.deps.log.error({ err }, "inference loop error");

@@ -112,10 +112,7 @@ export class MemoryWorker {
     const signal = this.stopping.signal;
     // Between fetches that found nothing (jobs/poll-backoff.ts): queueing a job rings the doorbell.
     const backoff = new PollBackoff({ pollMs: this.deps.pollMs * 4, complete: () => this.deps.bus.complete });
-    const idle = async () => {
-      if (await doorbell.wait(backoff.ms, signal)) backoff.reset();
-      else backoff.idle();
-    };
+    const idle = () => backoff.wait(doorbell, signal);
     while (!signal.aborted) {
       try {
         const jobs = await this.deps.boss.fetch<unknown>(queue, { batchSize: batch, priority: true, includeMetadata: true });

@@ -4,6 +4,8 @@
 // pollMs. On the embedded database every poll is a statement run on the process's main thread,
 // beside the model's threads: while one chat after another streamed, the inference worker's
 // empty fetches (every 250 ms with slots free) were a seventh of all statements.
+import type { Doorbell } from "./doorbell.js";
+
 export interface PollBackoffOptions {
   pollMs: number;
   /** Whether every signal reaches this process now (SignalBus.complete). */
@@ -30,5 +32,11 @@ export class PollBackoff {
   /** A poll found something, or a signal came: back to pollMs. */
   reset(): void {
     this.factor = 1;
+  }
+
+  /** Waits for `doorbell` at most the current wait: a ring resets it, running out lengthens the next. */
+  async wait(doorbell: Doorbell, signal?: AbortSignal): Promise<void> {
+    if (await doorbell.wait(this.ms, signal)) this.reset();
+    else this.idle();
   }
 }

@@ -1,4 +1,5 @@
 import t from "tap";
+import { Doorbell } from "../../src/jobs/doorbell.js";
 import { PollBackoff } from "../../src/jobs/poll-backoff.js";
 
 t.test("where every signal arrives, each empty poll doubles the wait up to the cap; finding something resets it", async (t) => {
@@ -20,4 +21,15 @@ t.test("where only polling sees other processes' work, the wait stays pollMs", a
   t.equal(b.ms, 100, "signals incomplete: no backoff");
   complete = true;
   t.equal(b.ms, 400, "the cap, once signals reach the process again");
+});
+
+t.test("waiting on a doorbell: running out lengthens the next wait, a ring resets it", async (t) => {
+  const b = new PollBackoff({ pollMs: 5, complete: () => true });
+  const bell = new Doorbell();
+  await b.wait(bell);
+  await b.wait(bell);
+  t.equal(b.ms, 20, "two waits ran out");
+  bell.ring();
+  await b.wait(bell);
+  t.equal(b.ms, 5, "a ring is a signal: back to pollMs");
 });
