@@ -8,7 +8,10 @@
 // the next. Names are therefore one per query text, and before a connection first uses one it
 // asks pg_prepared_statements whether the backend has it. Two connections can still ask at the
 // same moment and both prepare: the loser's "already exists" is taken as "use it", and inside a
-// transaction that first Parse runs under a savepoint so the failure cannot abort it.
+// transaction that first Parse runs under a savepoint so the failure cannot abort it. What one
+// connection learnt, the process's other connections to the same backend know too (a fresh
+// pool of ten asked each statement's question up to ten times: 83 questions in twelve chats,
+// one in the chat's own transaction, measured in a freshly started server).
 //
 // A real Postgres gives each connection a backend of its own, where no statement exists until
 // the connection prepares it: there the question and the savepoint are round trips for nothing
@@ -19,6 +22,24 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 
 const names = new Map<string, string>();
+
+/**
+ * The statements known to exist in each shared backend this process talks to, keyed by where
+ * it listens and when it started: a restarted server has none of the old one's, and its start
+ * time tells it apart. Bounded: a long test run starts many embedded servers.
+ */
+const sharedStatements = new Map<string, Set<string>>();
+const SHARED_BACKENDS_KEPT = 16;
+
+function statementsOf(backend: string): Set<string> {
+  let statements = sharedStatements.get(backend);
+  if (!statements) {
+    if (sharedStatements.size >= SHARED_BACKENDS_KEPT) sharedStatements.delete(sharedStatements.keys().next().value!);
+    statements = new Set();
+    sharedStatements.set(backend, statements);
+  }
+  return statements;
+}
 
 /** The statement name of a query text. */
 export function statementName(text: string): string {
@@ -76,8 +97,11 @@ export class PreparingClient extends pg.Client {
   /** Whether the server last reported this session inside a transaction (ReadyForQuery's status). */
   private inTransaction = false;
   private readonly pgConnection: PgConnection;
-  /** Whether this connection's backend is shared with others (the embedded server); asked once. */
-  private sharedBackend: Promise<boolean> | undefined;
+  /**
+   * The statements of this connection's backend where it is shared with others (the embedded
+   * server), false where it is the connection's own; asked once.
+   */
+  private sharedBackend: Promise<Set<string> | false> | undefined;
 
   constructor(config?: string | pg.ClientConfig) {
     super(config);
@@ -111,15 +135,19 @@ export class PreparingClient extends pg.Client {
     return undefined;
   }
 
-  private markParsed(name: string, text: string): void {
+  private markParsed(name: string, text: string, shared: Set<string>): void {
     // pg skips Parse for statements it has recorded as parsed on this connection.
     this.pgConnection.parsedStatements[name] = text;
     this.known.add(name);
+    shared.add(name);
   }
 
-  private isSharedBackend(): Promise<boolean> {
-    this.sharedBackend ??= super.query("select version() like '%PGlite%' as shared").then(
-      (res) => res.rows[0]?.shared === true,
+  private backendStatements(): Promise<Set<string> | false> {
+    this.sharedBackend ??= super.query("select version() like '%PGlite%' as shared, pg_postmaster_start_time()::text as started").then(
+      (res: pg.QueryResult<{ shared: boolean; started: string }>) => {
+        const row = res.rows[0];
+        return row?.shared === true && statementsOf(`${this.host}:${this.port}/${this.database}@${row.started}`);
+      },
       (err: unknown) => {
         this.sharedBackend = undefined;
         throw err;
@@ -131,32 +159,37 @@ export class PreparingClient extends pg.Client {
   private async prepared(text: string, values: unknown[]): Promise<pg.QueryResult> {
     const name = statementName(text);
     if (!this.known.has(name)) {
-      if (!(await this.isSharedBackend())) {
+      const shared = await this.backendStatements();
+      if (!shared) {
         // Its own backend: nothing there but what this connection prepared.
         const result = await super.query({ name, text, values });
         this.known.add(name);
         return result;
       }
-      const exists = await super.query("select 1 from pg_prepared_statements where name = $1", [name]);
-      if (exists.rowCount) this.markParsed(name, text);
-      else return this.prepareFirst(name, text, values);
+      if (shared.has(name)) this.markParsed(name, text, shared);
+      else {
+        const exists = await super.query("select 1 from pg_prepared_statements where name = $1", [name]);
+        if (exists.rowCount) this.markParsed(name, text, shared);
+        else return this.prepareFirst(name, text, values, shared);
+      }
     }
     return this.execute(name, text, values);
   }
 
-  /** The first Parse of `name` on this connection, tolerating another connection's winning it. */
-  private async prepareFirst(name: string, text: string, values: unknown[]): Promise<pg.QueryResult> {
+  /** The first Parse of `name` in a shared backend, tolerating another connection's winning it. */
+  private async prepareFirst(name: string, text: string, values: unknown[], shared: Set<string>): Promise<pg.QueryResult> {
     const guarded = this.inTransaction;
     if (guarded) await super.query("savepoint psyche_prepare");
     try {
       const result = await super.query({ name, text, values });
       if (guarded) await super.query("release savepoint psyche_prepare");
       this.known.add(name);
+      shared.add(name);
       return result;
     } catch (err) {
       if ((err as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) throw err;
       if (guarded) await super.query("rollback to savepoint psyche_prepare");
-      this.markParsed(name, text);
+      this.markParsed(name, text, shared);
       return this.execute(name, text, values);
     }
   }

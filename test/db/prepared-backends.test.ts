@@ -57,6 +57,49 @@ t.test("on the embedded server, a connection asks before it prepares, under a sa
   t.ok(texts.includes("savepoint psyche_prepare"), "under a savepoint");
 });
 
+const asks = (texts: string[]) => texts.filter((q) => q === "select 1 from pg_prepared_statements where name = $1").length;
+
+t.test("on the embedded server, what one connection learnt the others know: no question twice", async (t) => {
+  const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+  t.teardown(() => db.stop());
+  const text = "select $1::int + 100 as n";
+  const first = createPool(db.connectionString, 1);
+  const { texts: firstTexts } = await sent(() => first.query(text, [1]));
+  t.equal(asks(firstTexts), 1, "the first connection asks");
+  await first.end();
+  // A new pool's connections (ten at once, as a burst of chats opens them) do not ask again.
+  const pool = createPool(db.connectionString, 10);
+  t.teardown(() => pool.end());
+  const { result, texts } = await sent(() =>
+    Promise.all(Array.from({ length: 10 }, (_, i) => inTransaction(pool, (c) => c.query(text, [i])).then((r) => r.rows[0].n))),
+  );
+  t.same(
+    result,
+    Array.from({ length: 10 }, (_, i) => 100 + i),
+    "every connection ran it",
+  );
+  t.equal(asks(texts), 0, "none asked");
+  t.notOk(texts.includes("savepoint psyche_prepare"), "none prepared it again");
+});
+
+t.test("a restarted embedded server on the same port is a new backend: its statements are asked for again", async (t) => {
+  const dataDir = serverDir(t);
+  const text = "select $1::int + 200 as n";
+  const before = await startEmbeddedDatabase({ dataDir, port: 0 });
+  const first = createPool(before.connectionString, 1);
+  t.equal((await first.query(text, [1])).rows[0].n, 201);
+  await first.end();
+  await before.stop();
+  const after = await startEmbeddedDatabase({ dataDir, port: before.port });
+  t.teardown(() => after.stop());
+  t.equal(after.connectionString, before.connectionString, "the same address");
+  const pool = createPool(after.connectionString, 1);
+  t.teardown(() => pool.end());
+  const { result, texts } = await sent(() => pool.query(text, [2]));
+  t.equal(result.rows[0].n, 202, "answered, not 'prepared statement does not exist'");
+  t.equal(asks(texts), 1, "asked the new backend");
+});
+
 t.test("on a real PostgreSQL, a connection prepares at once", { skip: TEST_POSTGRES ? false : "needs PSYCHE_TEST_POSTGRES" }, async (t) => {
   const url = (await testDatabaseUrl(serverDir(t)))!;
   const { result, texts } = await prepareInTransaction(url);

@@ -60,8 +60,10 @@ t.test("losing the race to prepare inside a transaction does not abort it", asyn
   await client.query("insert into prepared_probe (n) values ($1)", [7]);
   // ...and this connection, as if its existence check had come just before that, prepares too.
   const first = (
-    client as unknown as { prepareFirst(name: string, text: string, values: unknown[]): Promise<{ rows: { n: number }[] }> }
-  ).prepareFirst(statementName(text), text, [5]);
+    client as unknown as {
+      prepareFirst(name: string, text: string, values: unknown[], shared: Set<string>): Promise<{ rows: { n: number }[] }>;
+    }
+  ).prepareFirst(statementName(text), text, [5], new Set());
   t.equal((await first).rows[0]?.n, 15, "the statement the other connection prepared is used");
   await client.query("commit");
   client.release();
