@@ -159,6 +159,8 @@ export const ConfigSchema = z.object({
   duplicateSimilarity: unitInterval.default(0.95),
   /** A turn's memory waits at most this long for the chats under way to end (workers/memory-worker.ts); 0: formed at once. */
   memoryDeferSeconds: nonNegativeInt.max(600).default(5),
+  /** ...and is formed only once no chat has been under way this long (a client's next request comes right after a reply); 0: no wait. */
+  memoryQuietMs: nonNegativeInt.max(60_000).default(1000),
   /** Soft-deleted memories are purged this many seconds later. */
   memoryPurgeAfterSeconds: nonNegativeInt.default(86_400),
   /** Offer the model Psyche's own memory tools (recall_memory, store_memory) beside a request's tools. */

@@ -39,6 +39,8 @@ export interface MemoryWorkerDeps {
   purgeAfterSeconds: number;
   /** How long a turn's memory may wait for the chats under way to end (jobs/yield-to-chats.ts); 0: never. */
   memoryDeferSeconds: number;
+  /** How long no chat must have been under way before a turn's memory is formed (jobs/yield-to-chats.ts). */
+  memoryQuietMs: number;
   /** Memories re-embedded per batch. Default 64. */
   reembedBatch?: number;
   /** The dream settings' defaults (consolidation on the schedule). */
@@ -154,13 +156,21 @@ export class MemoryWorker {
     }
   }
 
-  /** Holds what is left of a batch of turns' memories while chats are under way, up to memoryDeferSeconds from the oldest one's queueing. */
+  /**
+   * Holds what is left of a batch of turns' memories while chats are under way or have just
+   * ended, up to memoryDeferSeconds from the oldest one's queueing. A turn's memory job is
+   * queued as the turn ends, so the newest job's queueing is the last chat's end it knows.
+   */
   private async yieldToChats(jobs: PgBoss.JobWithMetadata<unknown>[]): Promise<void> {
-    const oldest = new Date(Math.min(...jobs.map((j) => new Date(j.createdOn).getTime())));
+    const queued = jobs.map((j) => new Date(j.createdOn).getTime());
     await yieldToChats(
-      { busy: () => chatsUnderWay(this.deps.pool), doorbell: this.doorbell, pollMs: this.deps.pollMs },
-      oldest,
-      this.deps.memoryDeferSeconds * 1000,
+      {
+        busy: () => chatsUnderWay(this.deps.pool),
+        doorbell: this.doorbell,
+        pollMs: this.deps.pollMs,
+        quietMs: this.deps.memoryQuietMs,
+      },
+      { since: new Date(Math.min(...queued)), deferMs: this.deps.memoryDeferSeconds * 1000, lastChatEnded: new Date(Math.max(...queued)) },
       this.stopping.signal,
     );
   }

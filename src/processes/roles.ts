@@ -74,6 +74,7 @@ export async function startInferenceRole(
     pollMs: s.config.pollMs,
     purgeAfterSeconds: s.config.memoryPurgeAfterSeconds,
     memoryDeferSeconds: s.config.memoryDeferSeconds,
+    memoryQuietMs: s.config.memoryQuietMs,
     dreamDefaults: defaultDreamSettings(s.config),
   });
   await memoryWorker.start();

@@ -1,5 +1,6 @@
 // Background work yields to chats: it goes on at once when no chat is under way, waits while
-// one is (looking again at each ring), and never past its deadline.
+// one is (looking again at each ring), waits for a quiet after the last chat, and never past
+// its deadline.
 import t from "tap";
 import { Doorbell } from "../../src/jobs/doorbell.js";
 import { yieldToChats } from "../../src/jobs/yield-to-chats.js";
@@ -9,7 +10,7 @@ const never = new AbortController().signal;
 t.test("no chat under way: goes on at once, having asked once", async (t) => {
   let asked = 0;
   const busy = async () => (asked++, false);
-  t.equal(await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 60_000 }, new Date(), 60_000, never), false);
+  t.equal(await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 60_000 }, { since: new Date(), deferMs: 60_000 }, never), false);
   t.equal(asked, 1);
 });
 
@@ -18,7 +19,7 @@ t.test("a chat under way: waits until a ring finds none", async (t) => {
   const answers = [true, true, false];
   const busy = async () => answers.shift() ?? false;
   // A poll far longer than the test: only the rings move it on.
-  const waiting = yieldToChats({ busy, doorbell, pollMs: 600_000 }, new Date(), 600_000, never);
+  const waiting = yieldToChats({ busy, doorbell, pollMs: 600_000 }, { since: new Date(), deferMs: 600_000 }, never);
   let done = false;
   void waiting.then(() => (done = true));
   await new Promise((r) => setImmediate(r));
@@ -35,16 +36,70 @@ t.test("never past the deadline, however busy", async (t) => {
   let asked = 0;
   const busy = async () => (asked++, true);
   const queuedLongAgo = new Date(Date.now() - 10_000);
-  t.equal(await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, queuedLongAgo, 5_000, never), false);
+  t.equal(await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, { since: queuedLongAgo, deferMs: 5_000 }, never), false);
   t.equal(asked, 0, "a job already past its deadline does not even ask");
-  const waited = await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, new Date(), 50, never);
+  const waited = await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, { since: new Date(), deferMs: 50 }, never);
   t.equal(waited, true, "a busy server is waited for, up to the deadline");
-  t.equal(await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, new Date(), 0, never), false, "0: never waits");
+  t.equal(
+    await yieldToChats({ busy, doorbell: new Doorbell(), pollMs: 600_000 }, { since: new Date(), deferMs: 0 }, never),
+    false,
+    "0: never waits",
+  );
 });
 
 t.test("stopping ends the wait", async (t) => {
   const stop = new AbortController();
-  const waiting = yieldToChats({ busy: async () => true, doorbell: new Doorbell(), pollMs: 600_000 }, new Date(), 600_000, stop.signal);
+  const waiting = yieldToChats(
+    { busy: async () => true, doorbell: new Doorbell(), pollMs: 600_000 },
+    { since: new Date(), deferMs: 600_000 },
+    stop.signal,
+  );
   stop.abort();
   t.equal(await waiting, true);
+});
+
+t.test("a chat that has just ended: the quiet is waited out before asking", async (t) => {
+  let asked = 0;
+  const busy = async () => (asked++, false);
+  const deps = { busy, doorbell: new Doorbell(), pollMs: 600_000, quietMs: 600_000 };
+  t.equal(
+    await yieldToChats(deps, { since: new Date(), deferMs: 50, lastChatEnded: new Date() }, never),
+    true,
+    "it waited, to the deadline",
+  );
+  t.equal(asked, 0, "no question while the quiet lasts");
+  const longAgo = new Date(Date.now() - 3_600_000);
+  t.equal(await yieldToChats(deps, { since: new Date(), deferMs: 600_000, lastChatEnded: longAgo }, never), false, "a quiet already over");
+  t.equal(asked, 1, "asked once, and went on");
+});
+
+t.test("a chat seen under way: when it ends, the quiet starts again", async (t) => {
+  const doorbell = new Doorbell();
+  const answers = [true, false];
+  const busy = async () => answers.shift() ?? false;
+  const stop = new AbortController();
+  const waiting = yieldToChats({ busy, doorbell, pollMs: 600_000, quietMs: 600_000 }, { since: new Date(), deferMs: 600_000 }, stop.signal);
+  let done = false;
+  void waiting.then(() => (done = true));
+  await new Promise((r) => setImmediate(r));
+  doorbell.ring(); // the chat ends
+  await new Promise((r) => setTimeout(r, 10));
+  t.same(answers, [], "it looked again at the ring and found no chat");
+  t.notOk(done, "but waits for the quiet after it");
+  stop.abort();
+  t.equal(await waiting, true);
+});
+
+t.test("without a quiet, a chat's end is enough", async (t) => {
+  const doorbell = new Doorbell();
+  const answers = [true, false];
+  const busy = async () => answers.shift() ?? false;
+  const waiting = yieldToChats(
+    { busy, doorbell, pollMs: 600_000, quietMs: 0 },
+    { since: new Date(), deferMs: 600_000, lastChatEnded: new Date() },
+    never,
+  );
+  await new Promise((r) => setImmediate(r));
+  doorbell.ring();
+  t.equal(await waiting, true, "went on after the chat ended");
 });
