@@ -107,6 +107,12 @@ export const ConfigSchema = z.object({
   strictParams: bool.default(false),
   /** Fallback polling interval for jobs and events when no signal arrives (ms). */
   pollMs: positiveInt.default(250),
+  /**
+   * The least time between two pieces of one stream's text (each is a row in turn_events, which
+   * a client's stream relays): more often reads smoother and takes more of the model's cores
+   * (src/conversation/run-turn.ts).
+   */
+  streamFlushMs: positiveInt.min(10).max(1000).default(100),
   /** Inference worker heartbeat (ms); a worker silent for 5 heartbeats is presumed dead. */
   heartbeatMs: positiveInt.default(2000),
   /** Seconds SIGTERM waits for in-flight work before giving up on it. */

@@ -42,6 +42,8 @@ export interface InferenceWorkerDeps {
   serverToolIterations?: number | undefined;
   /** Fallback polling interval (ms). */
   pollMs: number;
+  /** The least time between two writes of one stream's text (ms). Default DEFAULT_FLUSH_MS (conversation/run-turn.ts). */
+  flushMs?: number | undefined;
   /** Heartbeat interval (ms); a worker silent for 5 of them is presumed dead. */
   heartbeatMs: number;
 }

@@ -34,7 +34,7 @@ export interface RunTurnDeps {
   /** Mood and memories for the prompt; without it, the prompt is persona and transcript. */
   recall?: Recall | undefined;
   /** Least time between two event writes of one stream while generating. Default DEFAULT_FLUSH_MS. */
-  flushMs?: number;
+  flushMs?: number | undefined;
   /**
    * Turns this worker is generating now. One stream's writes are spaced by flushMs times this
    * (up to MAX_FLUSH_MS), so the worker's writes per second stay about the same however many it
@@ -45,11 +45,12 @@ export interface RunTurnDeps {
 }
 
 /**
- * The least spacing of one stream's event writes: 20 a second, smooth to read. On the embedded
- * database each write is a transaction run on the process's main thread, on the cores the model
- * decodes on; at 25 ms one stream decoded 3-4% slower (docs/benchmarks.md).
+ * The least spacing of one stream's event writes (--stream-flush-ms): 10 a second. Each write,
+ * with its relay to the client, is work on the process's main thread, on the cores the model
+ * decodes on: on two cores one stream's main thread took 3.5-4.1 ms a token at 100 ms against
+ * 5.1-5.6 at 50, and decoded about 5% faster (docs/benchmarks.md).
  */
-export const DEFAULT_FLUSH_MS = 50;
+export const DEFAULT_FLUSH_MS = 100;
 
 /** The longest spacing of a stream's event writes, however many streams run. */
 const MAX_FLUSH_MS = 200;

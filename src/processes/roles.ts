@@ -100,6 +100,7 @@ export async function startInferenceRole(
     log: s.log,
     persona: s.config.persona,
     pollMs: s.config.pollMs,
+    flushMs: s.config.streamFlushMs,
     heartbeatMs: s.config.heartbeatMs,
   });
   await worker.start();

@@ -1,0 +1,51 @@
+// --stream-flush-ms spaces a stream's writes: the first piece of text is written at once, and
+// what comes within the spacing after it waits to go out together. A scripted engine hands over
+// pieces of text 30 ms apart; everything around it is real.
+import t, { type Test } from "tap";
+import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
+import { ScriptedEngine } from "../helpers/scripted-engine.js";
+import { startPsyche } from "../helpers/psyche.js";
+
+const PIECES = ["Once ", "upon ", "a ", "time ", "there ", "was."];
+
+class PacedEngine extends ScriptedEngine {
+  constructor() {
+    super(() => ({ text: PIECES.join("") }));
+  }
+
+  override async generate(request: GenerateRequest): Promise<GenerateResult> {
+    for (const piece of PIECES) {
+      request.onText?.(piece, 1);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    const result = await super.generate({ ...request, onText: undefined });
+    return { ...result, completionTokens: PIECES.length };
+  }
+}
+
+async function deltas(flushMs: number, t: Test) {
+  const psyche = await startPsyche(t, { streamFlushMs: flushMs, recallPromptTokens: 0 }, { engine: new PacedEngine() });
+  const res = await fetch(`${psyche.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "A story, please." }] }),
+  });
+  t.equal(res.status, 200);
+  const body = (await res.json()) as { choices: { message: { content: string } }[] };
+  t.equal(body.choices[0]?.message.content, PIECES.join(""), "the whole text, however it was written");
+  const rows = await psyche.db.pool.query<{ content: string }>(
+    "select content from turn_events where kind = 'delta' order by turn_id, seq",
+  );
+  return rows.rows.map((r) => r.content);
+}
+
+t.test("a spacing longer than the reply: the first piece at once, the rest in one write", async (t) => {
+  const written = await deltas(1000, t);
+  t.same(written, [PIECES[0], PIECES.slice(1).join("")]);
+});
+
+t.test("a spacing shorter than the pieces' own: a write for each", async (t) => {
+  const written = await deltas(10, t);
+  t.equal(written.join(""), PIECES.join(""));
+  t.ok(written.length > 2, `${written.length} writes`);
+});
