@@ -84,10 +84,32 @@ t.test("a chat seen under way: when it ends, the quiet starts again", async (t) 
   await new Promise((r) => setImmediate(r));
   doorbell.ring(); // the chat ends
   await new Promise((r) => setTimeout(r, 10));
-  t.same(answers, [], "it looked again at the ring and found no chat");
-  t.notOk(done, "but waits for the quiet after it");
+  t.notOk(done, "it waits for the quiet after the chat's end");
+  t.same(answers, [false], "without asking again while the quiet lasts");
   stop.abort();
   t.equal(await waiting, true);
+});
+
+t.test("a burst of chats: one question per quiet, not one per turn's end", async (t) => {
+  const doorbell = new Doorbell();
+  let asked = 0;
+  let chats = 3;
+  const busy = async () => (asked++, chats > 0);
+  const waiting = yieldToChats({ busy, doorbell, pollMs: 600_000, quietMs: 40 }, { since: new Date(), deferMs: 600_000 }, never);
+  let done = false;
+  void waiting.then(() => (done = true));
+  await new Promise((r) => setImmediate(r));
+  t.equal(asked, 1, "asked once at first, and a chat was under way");
+  // Turns ending faster than the quiet: each ring starts the quiet again, and nothing is asked.
+  for (let i = 0; i < 10; i++) {
+    doorbell.ring();
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  t.equal(asked, 1, "ten turns' ends, no question");
+  t.notOk(done);
+  chats = 0;
+  t.equal(await waiting, true, "went on once a quiet had passed with no chat under way");
+  t.equal(asked, 2, "asked once more, after the quiet");
 });
 
 t.test("without a quiet, a chat's end is enough", async (t) => {
