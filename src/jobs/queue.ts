@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { Logger } from "../log.js";
 import { ConversationIdSchema } from "../conversation-id.js";
 import { createPool, type Queryable } from "../db/pool.js";
+import type { ForeignStatement } from "../db/sql/turns.js";
 
 export const INFERENCE_QUEUE = "psyche-inference";
 /** Memory formation after each turn: embedding, significance, mood (workers/memory-worker.ts). */
@@ -70,6 +71,30 @@ export type MaintenanceJob = z.infer<typeof MaintenanceJobSchema>;
  * the rows it is about commit together or not at all.
  */
 export const inTransactionDb = (client: Queryable) => ({ executeSql: (text: string, values: unknown[]) => client.query(text, values) });
+
+/**
+ * The statement `boss.send` runs to queue a job, with its values, for a caller that runs it
+ * inside one of its own (db/sql/turns.ts, insertTurnWithMessages): pg-boss still works out the
+ * job's retries, expiry and retention from its queue and its settings, and only where the
+ * insert runs changes. Needs the job's id, as nothing is read back.
+ */
+export async function sendStatement(
+  boss: PgBoss,
+  name: string,
+  data: object,
+  options: PgBoss.SendOptions & { id: string },
+): Promise<ForeignStatement> {
+  const statements: ForeignStatement[] = [];
+  const db = {
+    executeSql: async (text: string, values: unknown[]) => {
+      statements.push({ text, values });
+      return { rows: [{ id: options.id }] };
+    },
+  };
+  await boss.send(name, data, { ...options, db });
+  if (statements.length !== 1) throw new Error(`pg-boss sent ${statements.length} statements for one job`);
+  return statements[0]!;
+}
 
 export interface QueueOptions {
   connectionString: string;

@@ -90,13 +90,31 @@ export interface TurnWithMessages extends NewTurn {
   promptEndPosition: number;
 }
 
+/** A statement of another library's, to run as part of one of ours (jobs/queue.ts, sendStatement). */
+export interface ForeignStatement {
+  text: string;
+  values: readonly unknown[];
+}
+
+/** `text` with its parameters $1, $2, ... renumbered to follow `before` others. */
+export function shiftParameters(text: string, before: number): string {
+  return text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + before}`);
+}
+
+/** The error a turn's statement raises when its job was not queued (see insertTurnWithMessages). */
+export const JOB_NOT_QUEUED = "22012";
+
 /**
  * Stores a queued turn, the request's new messages and any superseding, creating the
- * conversation if needed: one statement, so the request costs few round trips.
+ * conversation if needed, and queues its job (pg-boss's own insert, `job`): one statement, so
+ * the request costs one round trip, and a new conversation needs no transaction around it. A
+ * job pg-boss does not insert fails the whole statement (a division by zero, JOB_NOT_QUEUED),
+ * so no turn is stored without its job.
  */
-export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages): Promise<void> {
+export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages, job: ForeignStatement): Promise<void> {
   await db.query(
-    `with conv as (
+    `with job as (${shiftParameters(job.text, 29)}),
+     conv as (
        insert into conversations (id, scope) values ($1, coalesce($29::text, 'default')) on conflict (id) do nothing returning id),
      sup as (
        update messages set superseded_at = now()
@@ -108,7 +126,7 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
        select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
        from unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::text[]) with ordinality as m(role, content, name, tool_calls, tool_call_id, ord) returning 1)
-     select (select count(*) from ins) as inserted`,
+     select (select count(*) from ins) as inserted, 1 / (select count(*)::int from job) as queued`,
     [
       t.conversationId,
       t.supersedeFrom,
@@ -137,6 +155,7 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages)
       t.purpose ?? "chat",
       t.topK ?? null,
       t.scope ?? null,
+      ...job.values,
     ],
   );
 }
