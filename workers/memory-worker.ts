@@ -167,7 +167,9 @@ export class MemoryWorker {
       {
         busy: () => chatsUnderWay(this.deps.pool),
         doorbell: this.doorbell,
-        pollMs: this.deps.pollMs,
+        // A chat's end in this process rings at once; the poll is for one in another process.
+        // At --poll-ms (250) it asked four times a second for as long as a chat streamed.
+        pollMs: this.deps.pollMs * 4,
         quietMs: this.deps.memoryQuietMs,
       },
       { since: new Date(Math.min(...queued)), deferMs: this.deps.memoryDeferSeconds * 1000, lastChatEnded: new Date(Math.max(...queued)) },

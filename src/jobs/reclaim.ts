@@ -7,7 +7,7 @@ import type PgBoss from "pg-boss";
 import type { Logger } from "../log.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
 import { failTurn, heldTurns, moveQueuedTurn, orphanedTurns, requeueTurn, runningTurnsOnHost } from "../db/sql/turns.js";
-import { closeAbandonedEntries, strandedJobs } from "../db/sql/pgboss-jobs.js";
+import { anyDreaming, closeAbandonedEntries, strandedJobs } from "../db/sql/pgboss-jobs.js";
 import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "./bus.js";
@@ -51,6 +51,10 @@ export async function reclaimOrphanedTurns(deps: ReclaimDeps): Promise<string[]>
  * again until pg-boss expired the job.
  */
 export async function closeAbandonedReveries(deps: ReclaimDeps): Promise<string[]> {
+  // It runs at every heartbeat, while chats stream too: a question, not a transaction of three
+  // statements, when nothing is being dreamt (on the embedded database each statement is the
+  // model's process's own CPU).
+  if (!(await anyDreaming(deps.pool))) return [];
   const closed = await inTransaction(deps.pool, async (client) => {
     const entries = await closeAbandonedEntries(client, deps.staleMs);
     for (const entry of entries) if (entry.job_id) await deps.boss.cancel(INFERENCE_QUEUE, entry.job_id, { db: inTransactionDb(client) });

@@ -6,7 +6,7 @@
 import t, { type Test } from "tap";
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
-import { reclaimOrphanedTurns } from "../../src/jobs/reclaim.js";
+import { closeAbandonedReveries, reclaimOrphanedTurns } from "../../src/jobs/reclaim.js";
 import { INFERENCE_QUEUE, Priority } from "../../src/jobs/queue.js";
 import { createLogger } from "../../src/log.js";
 import { startPsyche } from "../helpers/psyche.js";
@@ -80,4 +80,46 @@ t.test("a job whose work was done but never completed is completed", async (t) =
     { [chat!.id]: "completed", [dreamJob!]: "completed", [running!]: "active" },
     "a dream still being written is left to its worker",
   );
+});
+
+t.test("a reverie left open by a worker that stopped is closed, and its job cancelled; with none dreamt, one question", async (t) => {
+  const { pool, boss, deps: base } = await withoutWorker(t);
+  const statements: string[] = [];
+  const counted = {
+    query: (...args: unknown[]) => {
+      statements.push(String(args[0]));
+      return (pool.query as (...a: unknown[]) => unknown)(...args);
+    },
+    connect: () => {
+      statements.push("connect");
+      return pool.connect();
+    },
+  } as unknown as typeof pool;
+  const deps = { ...base, pool: counted, staleMs: 100 };
+  t.same(await closeAbandonedReveries(deps), []);
+  t.same(
+    statements.map((s) => (s === "connect" ? s : "query")),
+    ["query"],
+    "nothing dreamt: one question on the pool, no transaction",
+  );
+
+  const job = await boss.send(INFERENCE_QUEUE, { kind: "dream", maxTokens: 8 }, { priority: Priority.dream });
+  await boss.fetch(INFERENCE_QUEUE);
+  await boss.fetch(INFERENCE_QUEUE);
+  const stopped = randomUUID();
+  await pool.query(
+    "insert into inference_workers (id, host, pid, model, started_at, heartbeat_at, stopped_at) values ($1, 'h', 1, 'tiny', now(), now(), now())",
+    [stopped],
+  );
+  const entry = (
+    await pool.query(
+      "insert into dream_journal (id, kind, job_id, model, status, worker_id) values (gen_random_uuid(), 'dream', $1, 'tiny', 'dreaming', $2) returning id",
+      [job, stopped],
+    )
+  ).rows[0].id;
+  t.same(await closeAbandonedReveries(deps), [entry], "the stopped worker's entry is closed");
+  const closed = (await pool.query("select status, error from dream_journal where id = $1", [entry])).rows[0];
+  t.same(closed, { status: "failed", error: "the worker stopped during it" });
+  const state = (await pool.query("select state::text from pgboss.job where id = $1", [job])).rows[0].state;
+  t.equal(state, "cancelled", "with its job");
 });
