@@ -66,6 +66,8 @@ export class InferenceWorker {
   private readonly afterDreams = new Set<Promise<void>>();
   /** Jobs finished since start, by outcome; for /metrics and tests. */
   readonly outcomes = new Map<string, number>();
+  /** A reverie went back to the queue for the chats running: their ends ring the loop. */
+  private reverieWaits = false;
   /** Turns whose generation lost the database, to resume once it is back. */
   private readonly stranded = new Set<string>();
 
@@ -130,6 +132,7 @@ export class InferenceWorker {
         // asked means the queue was empty then: wait for the doorbell (a job queued since rang
         // it) rather than ask again for nothing.
         const free = this.slots - this.chats.size;
+        this.reverieWaits = false;
         const jobs = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: free, priority: true });
         // A reverie runs to its end before the loop goes on, and only when no chat runs: one
         // fetched after chats, or beside the reverie it runs, goes back to the queue first, so
@@ -145,7 +148,6 @@ export class InferenceWorker {
             break;
           }
         }
-        if (jobs.length) this.idle.reset();
         // A job queued since the fetch rang the doorbell; the wait is a safety net.
         if (jobs.length < free) await this.idle.wait(this.doorbell);
       } catch (err) {
@@ -167,8 +169,13 @@ export class InferenceWorker {
     }
     if (parsed.data.kind === "chat") {
       const chat = this.chat(job.id, parsed.data.turnId).finally(() => {
+        const wasFull = this.chats.size >= this.slots;
         this.chats.delete(chat);
-        this.doorbell.ring();
+        // The loop waits on the doorbell for a free slot, or for the chats to end before a
+        // reverie. Otherwise a chat's end leaves nothing new to fetch (a job queued meanwhile
+        // rang itself), and its ring cost an empty fetch beside the next request, which a
+        // coding agent sends right after the reply.
+        if (wasFull || this.reverieWaits) this.doorbell.ring();
       });
       this.chats.add(chat);
       return;
@@ -176,6 +183,7 @@ export class InferenceWorker {
     if (this.chats.size > 0) {
       // A reverie takes the model only when no chat runs: back to the queue until they end
       // (each end rings the doorbell).
+      this.reverieWaits = true;
       await putBack(this.deps.pool, INFERENCE_QUEUE, job.id);
       await this.doorbell.wait(this.deps.pollMs);
       return;

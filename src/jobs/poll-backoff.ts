@@ -34,9 +34,14 @@ export class PollBackoff {
     this.factor = 1;
   }
 
-  /** Waits for `doorbell` at most the current wait: a ring resets it, running out lengthens the next. */
+  /**
+   * Waits for `doorbell` at most the current wait: running out lengthens the next; a ring ends
+   * it and leaves the next as it is. The ring's work is fetched by the poll it wakes, and where
+   * every signal arrives the polls between are a safety net (for a retry, which pg-boss makes
+   * due without a signal): going back to pollMs at each chat's signal cost an empty fetch a
+   * quarter of a second into the chat, often beside its first token.
+   */
   async wait(doorbell: Doorbell, signal?: AbortSignal): Promise<void> {
-    if (await doorbell.wait(this.ms, signal)) this.reset();
-    else this.idle();
+    if (!(await doorbell.wait(this.ms, signal))) this.idle();
   }
 }

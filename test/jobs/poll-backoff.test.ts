@@ -23,13 +23,18 @@ t.test("where only polling sees other processes' work, the wait stays pollMs", a
   t.equal(b.ms, 400, "the cap, once signals reach the process again");
 });
 
-t.test("waiting on a doorbell: running out lengthens the next wait, a ring resets it", async (t) => {
+t.test("waiting on a doorbell: running out lengthens the next wait, a ring ends it and leaves the next as it is", async (t) => {
   const b = new PollBackoff({ pollMs: 5, complete: () => true });
   const bell = new Doorbell();
   await b.wait(bell);
   await b.wait(bell);
   t.equal(b.ms, 20, "two waits ran out");
+  const long = new PollBackoff({ pollMs: 60_000, complete: () => true });
+  const waiting = long.wait(bell);
+  bell.ring();
+  await waiting;
+  t.pass("a ring ends a long wait at once");
   bell.ring();
   await b.wait(bell);
-  t.equal(b.ms, 5, "a ring is a signal: back to pollMs");
+  t.equal(b.ms, 20, "a ring is answered by the poll it wakes: no faster polling after it");
 });
