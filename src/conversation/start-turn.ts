@@ -43,16 +43,16 @@ export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<
   const conversationId = input.conversationId ?? randomUUID();
   const turnId = input.turnId ?? randomUUID();
   const limits = await knownLimits(deps);
+  const turn = { ...input, conversationId, turnId };
   if (input.conversationId === undefined) {
-    await queueTurnIn(deps.pool, { boss: deps.boss, limits }, { messages: [], maxPosition: 0 }, { ...input, conversationId, turnId });
-    deps.bus.notify(Channel.jobs, turnId);
-    return { turnId, conversationId };
+    // Without an id the request is a conversation of its own: nothing to read or lock.
+    await queueTurnIn(deps.pool, { boss: deps.boss, limits }, { messages: [], maxPosition: 0 }, turn);
+  } else {
+    await inTransaction(deps.pool, async (client) => {
+      const opened = await openConversation(client, conversationId, input.scope);
+      await queueTurnIn(client, { boss: deps.boss, limits }, opened, turn);
+    });
   }
-  await inTransaction(deps.pool, async (client) => {
-    // Without an id the request is a conversation of its own: nothing to read.
-    const opened = input.conversationId ? await openConversation(client, conversationId, input.scope) : { messages: [], maxPosition: 0 };
-    await queueTurnIn(client, { boss: deps.boss, limits }, opened, { ...input, conversationId, turnId });
-  });
   deps.bus.notify(Channel.jobs, turnId);
   return { turnId, conversationId };
 }

@@ -68,16 +68,16 @@ export async function reverieUnderway(db: Queryable, queue: string): Promise<boo
   return res.rows[0]?.yes ?? false;
 }
 
-/**
- * Closes journal entries left open by a worker that died (stopped, or its heartbeat older than
- * `staleMs`) or, for consolidation, whose job is no longer running. Returns their job ids.
- */
 /** Whether any journal entry is being dreamt now: closing abandoned ones has nothing to look at otherwise. */
 export async function anyDreaming(db: Queryable): Promise<boolean> {
   const res = await db.query<{ any: boolean }>("select exists (select 1 from dream_journal where status = 'dreaming') as any");
   return res.rows[0]?.any ?? false;
 }
 
+/**
+ * Closes journal entries left open by a worker that died (stopped, or its heartbeat older than
+ * `staleMs`) or, for consolidation, whose job is no longer running. Returns their job ids.
+ */
 export async function closeAbandonedEntries(db: Queryable, staleMs: number): Promise<{ id: string; job_id: string | null }[]> {
   const res = await db.query<{ id: string; job_id: string | null }>(
     `update dream_journal j set status = 'failed', error = 'the worker stopped during it', ended_at = now()
