@@ -7,10 +7,10 @@ import type { Logger } from "../log.js";
 import { appendClosingEvent } from "../db/sql/turn-events.js";
 import { type ClaimedTurn, claimTurn, failTurn, finishTurn } from "../db/sql/turns.js";
 import { isConnectionError } from "../db/errors.js";
-import { inTransaction, type Pool } from "../db/pool.js";
+import type { Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { encodeTurnSignal } from "../jobs/turn-signal.js";
-import { inTransactionDb, MEMORY_QUEUE, type RememberTurnJob } from "../jobs/queue.js";
+import { MEMORY_QUEUE, type RememberTurnJob, sendStatement } from "../jobs/queue.js";
 import type { Recall } from "../memory/recall.js";
 import type { ServerTools } from "../memory/memory-tools.js";
 import type { GenerateResult, InferenceEngine, PromptMessage } from "../inference/engine.js";
@@ -231,30 +231,24 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
         { turnId: turn.id, toolCalls: broken },
         "the model's tool call arguments break the tool's schema; returned with the problems",
       );
-    const closing = await inTransaction(deps.pool, async (client) => {
-      const event = await finishTurn(
-        client,
-        turn.id,
-        deps.workerId,
-        {
-          content,
-          finishReason,
-          promptTokens: result.promptTokens,
-          cachedTokens: result.cachedTokens,
-          completionTokens: sofar.tokens + result.completionTokens,
-          toolCalls,
-          serverToolCalls: result.serverToolCalls,
-        },
-        { role: "assistant", content, toolCalls: toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
-      );
-      if (!event) return undefined;
-      // Forming the memory waits for nobody: a job, committed with the turn, so it is not lost.
-      if (finishReason !== "cancelled") {
-        const job: RememberTurnJob = { kind: "remember-turn", turnId: turn.id };
-        await deps.boss.send(MEMORY_QUEUE, job, { db: inTransactionDb(client) });
-      }
-      return event;
-    });
+    // Forming the memory waits for nobody: a job, stored with the turn's end in one statement, so it is not lost.
+    const memoryJob: RememberTurnJob = { kind: "remember-turn", turnId: turn.id };
+    const closing = await finishTurn(
+      deps.pool,
+      turn.id,
+      deps.workerId,
+      {
+        content,
+        finishReason,
+        promptTokens: result.promptTokens,
+        cachedTokens: result.cachedTokens,
+        completionTokens: sofar.tokens + result.completionTokens,
+        toolCalls,
+        serverToolCalls: result.serverToolCalls,
+      },
+      { role: "assistant", content, toolCalls: toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
+      finishReason === "cancelled" ? undefined : await sendStatement(deps.boss, MEMORY_QUEUE, memoryJob, { id: randomUUID() }),
+    );
     // The closing event rides on the signal, committed: a follower relays it without reading it back.
     deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id, closing));
     if (closing) deps.bus.notify(Channel.memory);

@@ -101,8 +101,11 @@ export function shiftParameters(text: string, before: number): string {
   return text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + before}`);
 }
 
+/** How a statement of ours fails on purpose, to undo a data-modifying CTE (see insertTurnWithMessages). */
+const DIVISION_BY_ZERO = "22012";
+
 /** The error a turn's statement raises when its job was not queued (see insertTurnWithMessages). */
-export const JOB_NOT_QUEUED = "22012";
+export const JOB_NOT_QUEUED = DIVISION_BY_ZERO;
 
 /**
  * Stores a queued turn, the request's new messages and any superseding, creating the
@@ -215,10 +218,12 @@ export interface TurnResult {
 
 /**
  * Finishes a turn held by `workerId` in one statement: its result, the reply as the
- * conversation's next message, the closing `done` event (its content the finish reason) and the
- * conversation's last activity. Returns the closing event, or undefined (nothing written) if the
- * worker no longer holds the turn. One round trip instead of four: each is a wake of the backend
- * that the next turns in a burst wait behind (bench/vs-llama-server.ts).
+ * conversation's next message, the closing `done` event (its content the finish reason), the
+ * conversation's last activity, and `memoryJob` (pg-boss's own insert, jobs/queue.ts
+ * sendStatement) where given. Returns the closing event, or undefined (nothing written, no job)
+ * if the worker no longer holds the turn. One round trip: as a transaction (begin, this, the
+ * job, commit) it was four, each a wake of the backend that the next turns in a burst wait
+ * behind (bench/vs-llama-server.ts), and the client's stream ends only after them.
  */
 export async function finishTurn(
   db: Queryable,
@@ -226,48 +231,67 @@ export async function finishTurn(
   workerId: string,
   r: TurnResult,
   reply: NewMessage,
+  memoryJob?: ForeignStatement,
 ): Promise<TurnEvent | undefined> {
   const m = messageArrays([reply]);
-  const res = await db.query<{ seq: number }>(
-    `with fin as (
-       update turns set status = case when $3 = 'cancelled' then 'cancelled' else 'done' end,
-              content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, server_tool_calls = $8::jsonb, cached_tokens = $9,
-              finished_at = now()
-       where id = $1 and worker_id = $2 and status = 'running'
-       returning id, conversation_id),
-     reply as (
-       insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
-       select f.conversation_id, coalesce((select max(position) from messages where conversation_id = f.conversation_id), 0) + 1,
-              $10, $11, $12, $13::jsonb, $14, f.id
-       from fin f
-       returning 1),
-     closing as (
-       insert into turn_events (turn_id, seq, kind, content)
-       select f.id, coalesce((select max(e.seq) from turn_events e where e.turn_id = f.id), 0) + 1, 'done', $3
-       from fin f
-       returning seq),
-     touched as (
-       update conversations set last_active_at = now() where id in (select conversation_id from fin) returning 1)
-     select seq from closing`,
-    [
-      id,
-      workerId,
-      r.finishReason,
-      r.content,
-      r.promptTokens,
-      r.completionTokens,
-      r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null,
-      r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null,
-      r.cachedTokens ?? null,
-      m.roles[0],
-      m.contents[0],
-      m.names[0],
-      m.toolCalls[0],
-      m.toolCallIds[0],
-    ],
-  );
-  const row = res.rows[0];
-  return row ? { seq: row.seq, kind: "done", content: r.finishReason } : undefined;
+  const values = [
+    id,
+    workerId,
+    r.finishReason,
+    r.content,
+    r.promptTokens,
+    r.completionTokens,
+    r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null,
+    r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null,
+    r.cachedTokens ?? null,
+    m.roles[0],
+    m.contents[0],
+    m.names[0],
+    m.toolCalls[0],
+    m.toolCallIds[0],
+  ];
+  // A data-modifying CTE runs whatever the others do: the job's insert is undone only by the
+  // statement failing, a division by zero where the turn was not the worker's to finish (`fin`
+  // is empty) or pg-boss inserted nothing (`job`).
+  const job = memoryJob ? `job as (${shiftParameters(memoryJob.text, 14)}),` : "";
+  const result = memoryJob
+    ? "select (select seq from closing) as seq, 1 / (select count(*)::int from fin) as held, 1 / (select count(*)::int from job) as queued"
+    : "select seq from closing";
+  let res: { rows: { seq: number | null }[] };
+  try {
+    res = await db.query<{ seq: number | null }>(
+      `with ${job}
+       fin as (
+         update turns set status = case when $3 = 'cancelled' then 'cancelled' else 'done' end,
+                content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, server_tool_calls = $8::jsonb, cached_tokens = $9,
+                finished_at = now()
+         where id = $1 and worker_id = $2 and status = 'running'
+         returning id, conversation_id),
+       reply as (
+         insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
+         select f.conversation_id, coalesce((select max(position) from messages where conversation_id = f.conversation_id), 0) + 1,
+                $10, $11, $12, $13::jsonb, $14, f.id
+         from fin f
+         returning 1),
+       closing as (
+         insert into turn_events (turn_id, seq, kind, content)
+         select f.id, coalesce((select max(e.seq) from turn_events e where e.turn_id = f.id), 0) + 1, 'done', $3
+         from fin f
+         returning seq),
+       touched as (
+         update conversations set last_active_at = now() where id in (select conversation_id from fin) returning 1)
+       ${result}`,
+      memoryJob ? [...values, ...memoryJob.values] : values,
+    );
+  } catch (err) {
+    if (!memoryJob || (err as { code?: string }).code !== DIVISION_BY_ZERO) throw err;
+    // Which of the two: a turn taken from this worker is the expected case (nothing written).
+    const held = await db.query("select 1 from turns where id = $1 and worker_id = $2 and status = 'running'", [id, workerId]);
+    if (held.rowCount) throw new Error("pg-boss did not accept the turn's memory job");
+    return undefined;
+  }
+  const seq = res.rows[0]?.seq;
+  return seq === undefined || seq === null ? undefined : { seq, kind: "done", content: r.finishReason };
 }
 
 export async function failTurn(db: Queryable, id: string, error: string): Promise<boolean> {
