@@ -7,6 +7,7 @@ import type { Pool } from "../../src/db/pool.js";
 import { claimTurn, finishTurn } from "../../src/db/sql/turns.js";
 import { startTurn } from "../../src/conversation/start-turn.js";
 import { MEMORY_QUEUE, sendStatement } from "../../src/jobs/queue.js";
+import { countedPool } from "../helpers/counted-pool.js";
 import { startPsyche } from "../helpers/psyche.js";
 
 const request = {
@@ -56,17 +57,7 @@ t.test("a turn's end and its memory job are one statement, the job as pg-boss's 
   await psyche.worker.stop(1000);
   const workerId = randomUUID();
   const turnId = await runningTurn(t, psyche, workerId);
-  const statements: string[] = [];
-  const counted = {
-    query: (...args: Parameters<Pool["query"]>) => {
-      statements.push(String(args[0]));
-      return (pool.query as (...a: unknown[]) => unknown)(...args);
-    },
-    connect: () => {
-      statements.push("connect");
-      return pool.connect();
-    },
-  } as unknown as Pool;
+  const { pool: counted, statements } = countedPool(pool);
 
   const jobId = randomUUID();
   const job = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId }, { id: jobId });

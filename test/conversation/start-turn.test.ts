@@ -3,10 +3,10 @@
 // have queued. A job pg-boss does not insert takes the turn with it.
 import t from "tap";
 import { randomUUID } from "node:crypto";
-import type { Pool } from "../../src/db/pool.js";
 import { insertTurnWithMessages } from "../../src/db/sql/turns.js";
 import { startTurn } from "../../src/conversation/start-turn.js";
 import { INFERENCE_QUEUE, Priority, sendStatement } from "../../src/jobs/queue.js";
+import { countedPool } from "../helpers/counted-pool.js";
 import { startPsyche } from "../helpers/psyche.js";
 
 const turn = {
@@ -29,17 +29,7 @@ t.test("a new conversation's turn is one statement, and its job is the one pg-bo
   const { pool, boss, bus } = psyche.db;
   // Left in the queue to be looked at: no worker takes it.
   await psyche.worker.stop(1000);
-  const statements: string[] = [];
-  const counted = {
-    query: (...args: Parameters<Pool["query"]>) => {
-      statements.push(String(args[0]));
-      return (pool.query as (...a: unknown[]) => unknown)(...args);
-    },
-    connect: () => {
-      statements.push("connect");
-      return pool.connect();
-    },
-  } as unknown as Pool;
+  const { pool: counted, statements } = countedPool(pool);
 
   const started = await startTurn({ pool: counted, boss, bus }, turn);
   t.same(
