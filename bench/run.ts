@@ -54,6 +54,8 @@ const log = createLogger("warn");
 const cores = availableParallelism();
 // The stream benchmark measures the path, not memory: no recall in the prompt.
 const streamFlags = {
+  // The CPU, as llama-server is built here (bench/llama-server.ts): the figures are this machine's cores.
+  gpu: "false",
   dataDir,
   port: 0,
   dbPort: 0,

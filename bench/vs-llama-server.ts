@@ -98,7 +98,8 @@ async function psyche(
   const cli = join(packageRoot(), "bin", "psyche.cjs");
   // A fresh database each run: nothing remembered from the last one.
   rmSync(join(o.dataDir, name), { recursive: true, force: true });
-  const args = [cli, "serve", "--model", model, "--threads", String(o.threads), "--parallel", String(o.parallel)];
+  // The CPU, as llama-server is built (bench/llama-server.ts), on a machine with a GPU too.
+  const args = [cli, "serve", "--model", model, "--gpu", "false", "--threads", String(o.threads), "--parallel", String(o.parallel)];
   args.push("--context-size", String(contextSize), "--port", "0", "--db-port", "0", "--data-dir", join(o.dataDir, name));
   // Nothing else competes for the cores while either server is measured: no self-started
   // dreams, idle thoughts or reflections (--dream-delay-seconds 0), no consolidation.

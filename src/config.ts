@@ -53,8 +53,12 @@ export const ConfigSchema = z.object({
    * (inference/prompt-cache.ts), in the system's temporary folder; 0 keeps none.
    */
   promptCacheMb: nonNegativeInt.default(2048),
-  /** `false` (CPU, the default), `auto`, `cuda`, `vulkan`, `metal`. */
-  gpu: z.enum(["false", "auto", "cuda", "vulkan", "metal"]).default("false"),
+  /**
+   * `auto` (the default: the GPU npm install built for, else the CPU), `false` (the CPU),
+   * `cuda`, `vulkan`, `metal`. Auto, because scripts/build-engine.mjs builds the GPU engine
+   * where it finds one, and a user who waited for that build expects it used.
+   */
+  gpu: z.enum(["false", "auto", "cuda", "vulkan", "metal"]).default("auto"),
   /**
    * Browser origins besides loopback pages that may use /mcp, comma-separated
    * (e.g. "https://app.example.com"); other origins get 403.

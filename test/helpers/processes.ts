@@ -19,7 +19,11 @@ export async function startCli(
   ready: RegExp,
   timeoutMs = 60_000,
 ): Promise<Proc & { match: RegExpExecArray }> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  // The CPU unless a test says otherwise, as in test/helpers/psyche.ts.
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PSYCHE_GPU: "false", ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   child.stdout!.on("data", (d) => (out += d));
   child.stderr!.on("data", (d) => (out += d));

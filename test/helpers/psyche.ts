@@ -26,6 +26,9 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
       heartbeatMs: 500,
       dreamDelaySeconds: 0,
       consolidation: false,
+      // The CPU, also on a machine with a GPU build: on a GPU a seeded reply depends on the
+      // batch it shares (docs/configuration.md), and tests compare texts.
+      gpu: "false",
       ...overrides,
     },
     {},
