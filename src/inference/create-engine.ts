@@ -4,6 +4,7 @@ import type { Logger } from "../log.js";
 import { batchesInSequenceOrder, decodeLoopYields, LlamaEngine } from "./llama-engine.js";
 import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
 import { chooseParallel } from "./choose-parallel.js";
+import { unusedGpuBuild } from "./gpu-builds.js";
 
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
@@ -19,6 +20,8 @@ export async function createLlamaEngine(
     log,
   });
   const llama = await loadLlama(config.gpu, log);
+  const unused = unusedGpuBuild(config.gpu, llama.gpu);
+  if (unused) log.warn(unused);
   const model = await loadModelFile(llama, path);
   const gpu = llama.gpu !== false;
   const sizedFor = config.contextSize ?? model.trainContextSize;
