@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot } from "../paths.js";
 
-export const localBuildsDir = () => join(packageRoot(), "node_modules", "node-llama-cpp", "llama", "localBuilds");
+const localBuildsDir = () => join(packageRoot(), "node_modules", "node-llama-cpp", "llama", "localBuilds");
 
 /** Finished GPU builds in `dir`, by backend: a build cut short has no addon and is left out. */
 export function localGpuBuilds(dir = localBuildsDir()): { build: string; backend: "cuda" | "vulkan" }[] {
