@@ -167,8 +167,12 @@ export const ConfigSchema = z.object({
   recallMinCoverage: unitInterval.default(0.15),
   /** A new memory this similar to an existing one reinforces it instead of adding a row. */
   duplicateSimilarity: unitInterval.default(0.95),
-  /** A turn's memory waits at most this long for the chats under way to end (workers/memory-worker.ts); 0: formed at once. */
-  memoryDeferSeconds: nonNegativeInt.max(600).default(5),
+  /**
+   * A turn's memory waits at most this long for the chats under way to end (workers/memory-worker.ts); 0: formed at once.
+   * Thirty seconds covers a burst of chats: forming its first replies' memories while it ran (embedding and scoring
+   * threads, inserts) made a 40-chat burst take 1.2–1.4 times as long (docs/benchmarks.md).
+   */
+  memoryDeferSeconds: nonNegativeInt.max(600).default(30),
   /** ...and is formed only once no chat has been under way this long (a client's next request comes right after a reply); 0: no wait. */
   memoryQuietMs: nonNegativeInt.max(60_000).default(1000),
   /** Soft-deleted memories are purged this many seconds later. */
