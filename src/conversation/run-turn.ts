@@ -120,12 +120,20 @@ async function recallFor(deps: RunTurnDeps, turn: ClaimedTurn, signal: AbortSign
 }
 
 /**
- * Runs one chat turn. `signal` is the job's: aborting it with a HandOff reason stops
- * generation and leaves the turn running for reclaim (see jobs/reclaim.ts); any other abort
- * reason cancels the turn.
+ * Runs one chat turn: claims turn `turnId` for job `jobId` and generates it. `signal` is the
+ * job's: aborting it with a HandOff reason stops generation and leaves the turn running for
+ * reclaim (see jobs/reclaim.ts); any other abort reason cancels the turn. `claimed` is given
+ * where the worker took the job and claimed the turn in one statement (db/sql/turns.ts,
+ * takeQueuedTurn); its turn is undefined when the turn was no longer queued.
  */
-export async function runTurn(deps: RunTurnDeps, turnId: string, jobId: string, signal: AbortSignal): Promise<RunTurnOutcome> {
-  const turn = await claimTurn(deps.pool, turnId, jobId, deps.workerId);
+export async function runTurn(
+  deps: RunTurnDeps,
+  turnId: string,
+  jobId: string,
+  signal: AbortSignal,
+  claimed?: { turn: ClaimedTurn | undefined },
+): Promise<RunTurnOutcome> {
+  const turn = claimed ? claimed.turn : await claimTurn(deps.pool, turnId, jobId, deps.workerId);
   if (!turn) return "skipped";
   const log = deps.log.child({ turnId, attempt: turn.attempts });
   try {

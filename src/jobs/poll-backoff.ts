@@ -39,9 +39,11 @@ export class PollBackoff {
    * it and leaves the next as it is. The ring's work is fetched by the poll it wakes, and where
    * every signal arrives the polls between are a safety net (for a retry, which pg-boss makes
    * due without a signal): going back to pollMs at each chat's signal cost an empty fetch a
-   * quarter of a second into the chat, often beside its first token.
+   * quarter of a second into the chat, often beside its first token. True when rung.
    */
-  async wait(doorbell: Doorbell, signal?: AbortSignal): Promise<void> {
-    if (!(await doorbell.wait(this.ms, signal))) this.idle();
+  async wait(doorbell: Doorbell, signal?: AbortSignal): Promise<boolean> {
+    const rung = await doorbell.wait(this.ms, signal);
+    if (!rung) this.idle();
+    return rung;
   }
 }

@@ -30,6 +30,17 @@ export async function waitingAbove(db: Queryable, queue: string, priority: numbe
   return res.rows[0]?.waiting ?? false;
 }
 
+/**
+ * A statement's part that takes job `id` of queue `queue` (SQL expressions) as pg-boss's fetch
+ * does (node_modules/pg-boss/src/plans.js, fetchNextJob): waiting and due, then active, its
+ * retry counted when it ran before. Returns the job's id; nothing when it is not waiting.
+ */
+export const takeJobSql = (queue: string, id: string) =>
+  `update pgboss.job set state = 'active', started_on = now(),
+          retry_count = case when started_on is not null then retry_count + 1 else retry_count end
+     where name = ${queue} and id = ${id} and state < 'active' and start_after < now()
+     returning id`;
+
 /** Returns a fetched job to the queue untouched, to run after what outranks it. */
 export async function putBack(db: Queryable, queue: string, jobId: string): Promise<void> {
   await db.query("update pgboss.job set state = 'created', started_on = null where name = $1 and id = $2 and state = 'active'", [

@@ -3,6 +3,7 @@ import type { CheckedToolCall, ToolCall, ToolChoice, ToolSpec } from "../../tool
 import type { ResponseFormat } from "../../tools/response-format.js";
 import { messageArrays, type NewMessage } from "./conversations.js";
 import type { TurnEvent } from "./turn-events.js";
+import { takeJobSql } from "./pgboss-jobs.js";
 
 export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
 export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
@@ -185,12 +186,21 @@ export interface ClaimedTurn extends Turn {
  * worker died) finds nothing to do, as does a finished or cancelled turn.
  */
 export async function claimTurn(db: Queryable, id: string, jobId: string, workerId: string): Promise<ClaimedTurn | undefined> {
-  const res = await db.query<ClaimedTurn>(
-    `with claimed as (
-       update turns set status = 'running', worker_id = $3, attempts = attempts + 1,
-              started_at = coalesce(started_at, now())
-       where id = $1 and job_id = $2 and status = 'queued' returning *)
-     select c.*,
+  const res = await db.query<ClaimedTurn>(`with claimed as (${claimSql("$2")}) select ${CLAIMED_COLUMNS} from claimed c`, [
+    id,
+    jobId,
+    workerId,
+  ]);
+  return res.rows[0];
+}
+
+/** Marks turn $1 running under worker $3 if `job` is still its job; returns the turn's row. */
+const claimSql = (job: string) => `update turns set status = 'running', worker_id = $3, attempts = attempts + 1,
+         started_at = coalesce(started_at, now())
+     where id = $1 and job_id = ${job} and status = 'queued' returning *`;
+
+/** A claimed turn `c` with everything generation needs (ClaimedTurn). */
+const CLAIMED_COLUMNS = `c.*,
        coalesce((select json_agg(json_build_object('role', m.role, 'content', m.content, 'tool_calls', m.tool_calls, 'tool_call_id', m.tool_call_id) order by m.position)
                  from messages m
                  where m.conversation_id = c.conversation_id and m.superseded_at is null
@@ -198,11 +208,33 @@ export async function claimTurn(db: Queryable, id: string, jobId: string, worker
        coalesce((select string_agg(e.content, '' order by e.seq) from turn_events e where e.turn_id = c.id and e.kind = 'delta'), '') as streamed_text,
        coalesce((select sum(e.tokens)::int from turn_events e where e.turn_id = c.id), 0) as streamed_tokens,
        coalesce((select max(e.seq) from turn_events e where e.turn_id = c.id), 0) as last_seq,
-       (select v.scope from conversations v where v.id = c.conversation_id) as scope
-     from claimed c`,
-    [id, jobId, workerId],
+       (select v.scope from conversations v where v.id = c.conversation_id) as scope`;
+
+/** What takeQueuedTurn took: the job, and the turn unless it was no longer queued. */
+export interface TakenTurn {
+  jobId: string;
+  turn: ClaimedTurn | undefined;
+}
+
+/**
+ * Takes queued turn `id` by its job and claims it for `workerId`, in one round trip: the fetch
+ * and the claim a chat makes on its way to the engine, for a worker signalled with the turn's
+ * id (workers/inference-worker.ts). Undefined when its job is no longer waiting (another worker
+ * took it, or it waits for a retry's time); a taken job whose turn was cancelled in between comes
+ * back without the turn, for the worker to complete.
+ */
+export async function takeQueuedTurn(db: Queryable, id: string, queue: string, workerId: string): Promise<TakenTurn | undefined> {
+  const res = await db.query<ClaimedTurn & { taken_job_id: string }>(
+    `with job as (${takeJobSql("$2", "(select t.job_id from turns t where t.id = $1 and t.status = 'queued')")}),
+     claimed as (${claimSql("(select id from job)")})
+     select j.id as taken_job_id, ${CLAIMED_COLUMNS}
+     from job j left join claimed c on true`,
+    [id, queue, workerId],
   );
-  return res.rows[0];
+  const row = res.rows[0];
+  if (!row) return undefined;
+  const { taken_job_id: jobId, ...turn } = row;
+  return { jobId, turn: turn.id ? turn : undefined };
 }
 
 export interface TurnResult {

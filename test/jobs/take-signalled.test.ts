@@ -1,0 +1,110 @@
+// A chat signalled while nothing else waits is taken by its turn's id, with its claim, in one
+// statement (db/sql/turns.ts, takeQueuedTurn; workers/inference-worker.ts): what it takes, what
+// it leaves for pg-boss's fetch, and that a worker takes such chats without fetching.
+import t, { type Test } from "tap";
+import { randomUUID } from "node:crypto";
+import { INFERENCE_QUEUE, Priority } from "../../src/jobs/queue.js";
+import { takeQueuedTurn } from "../../src/db/sql/turns.js";
+import { startPsyche } from "../helpers/psyche.js";
+import { Channel } from "../../src/jobs/bus.js";
+import { DREAM_SIGNAL } from "../../src/dreams/dream.js";
+
+const chat = (url: string, content: string, extra: object = {}) =>
+  fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content }], max_tokens: 4, seed: 1, ...extra }),
+  });
+
+/** A Psyche whose worker has stopped, and a chat left queued: its turn id and job id. */
+async function queuedChat(t: Test) {
+  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
+  await psyche.worker.stop(1000);
+  const res = await chat(psyche.url, "hello there", { stream: true });
+  t.teardown(() => res.body?.cancel());
+  const turnId = res.headers.get("x-psyche-turn")!;
+  const { pool, boss } = psyche.db;
+  const jobId: string = (await pool.query("select job_id from turns where id = $1", [turnId])).rows[0].job_id;
+  return { pool, boss, turnId, jobId };
+}
+
+const jobState = async (pool: Awaited<ReturnType<typeof queuedChat>>["pool"], id: string) =>
+  (await pool.query("select state::text, started_on, retry_count from pgboss.job where id = $1", [id])).rows[0];
+
+t.test("a queued turn is taken with its job and claimed, once", async (t) => {
+  const { pool, boss, turnId, jobId } = await queuedChat(t);
+  const workerId = randomUUID();
+  const taken = await takeQueuedTurn(pool, turnId, INFERENCE_QUEUE, workerId);
+  t.equal(taken?.jobId, jobId, "the turn's own job");
+  t.equal(taken?.turn?.id, turnId);
+  t.equal(taken?.turn?.status, "running");
+  t.equal(taken?.turn?.worker_id, workerId);
+  t.equal(taken?.turn?.attempts, 1);
+  t.same(
+    taken?.turn?.prompt_messages.map((m) => [m.role, m.content]),
+    [["user", "hello there"]],
+    "with its transcript",
+  );
+  const job = await jobState(pool, jobId);
+  t.equal(job.state, "active");
+  t.ok(job.started_on, "started, as pg-boss's fetch marks it");
+  t.equal(job.retry_count, 0);
+  t.equal(await takeQueuedTurn(pool, turnId, INFERENCE_QUEUE, randomUUID()), undefined, "a second worker gets nothing");
+  t.same(await boss.fetch(INFERENCE_QUEUE), [], "nor does pg-boss's fetch");
+});
+
+t.test("a turn no longer queued, or a job not yet due, is left to pg-boss", async (t) => {
+  const { pool, boss, turnId, jobId } = await queuedChat(t);
+  await pool.query("update pgboss.job set start_after = now() + interval '1 hour' where id = $1", [jobId]);
+  t.equal(await takeQueuedTurn(pool, turnId, INFERENCE_QUEUE, randomUUID()), undefined, "a retry's wait is kept");
+  t.equal((await jobState(pool, jobId)).state, "created");
+  t.equal((await pool.query("select status from turns where id = $1", [turnId])).rows[0].status, "queued", "the turn untouched");
+
+  await pool.query("update pgboss.job set start_after = now() where id = $1", [jobId]);
+  await pool.query("update turns set status = 'cancelled' where id = $1", [turnId]);
+  t.equal(await takeQueuedTurn(pool, turnId, INFERENCE_QUEUE, randomUUID()), undefined, "a cancelled turn is not taken");
+  t.equal((await jobState(pool, jobId)).state, "created", "its job waits for a fetch, which completes it");
+  t.equal(await takeQueuedTurn(pool, randomUUID(), INFERENCE_QUEUE, randomUUID()), undefined, "an unknown turn: nothing");
+  const [fetched] = await boss.fetch(INFERENCE_QUEUE);
+  t.equal(fetched?.id, jobId);
+});
+
+t.test("the worker takes signalled chats without a fetch, and fetches when more wait than it has slots", async (t) => {
+  // Polls far apart: every fetch counted here is one the worker chose, not the safety net's.
+  const psyche = await startPsyche(t, { recallPromptTokens: 0, pollMs: 60_000, parallel: 4 });
+  const { boss, pool } = psyche.db;
+  await chat(psyche.url, "warm up").then((r) => r.json());
+  // The memory worker fetches its own queue with the same pg-boss: only the inference queue counts.
+  let fetches = 0;
+  const fetchOriginal = boss.fetch.bind(boss);
+  boss.fetch = ((...args: Parameters<typeof boss.fetch>) => {
+    if (args[0] === INFERENCE_QUEUE) fetches++;
+    return fetchOriginal(...args);
+  }) as typeof boss.fetch;
+  t.teardown(() => {
+    boss.fetch = fetchOriginal;
+  });
+
+  for (const content of ["one", "two", "three"]) {
+    const res = await chat(psyche.url, content);
+    t.equal(res.status, 200);
+    t.equal(((await res.json()) as { object: string }).object, "chat.completion");
+  }
+  const three = await Promise.all(["four", "five", "six"].map((c) => chat(psyche.url, c).then((r) => r.status)));
+  t.same(three, [200, 200, 200], "three at once, fewer than the slots");
+  t.equal(fetches, 0, "one at a time and three at once: taken by their signals");
+
+  const six = await Promise.all(["a", "b", "c", "d", "e", "f"].map((c) => chat(psyche.url, c).then((r) => r.status)));
+  t.same(six, [200, 200, 200, 200, 200, 200], "six at once, more than the slots: every one answered");
+  t.ok(fetches > 0, "fetched in priority order when more waited than slots were free");
+
+  // A reverie has no turn: its signal makes the worker fetch.
+  const before = fetches;
+  await boss.send(INFERENCE_QUEUE, { kind: "dream", maxTokens: 4 }, { priority: Priority.dream });
+  psyche.db.bus.notify(Channel.jobs, DREAM_SIGNAL);
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && fetches === before) await new Promise((r) => setTimeout(r, 50));
+  t.ok(fetches > before, "a signal that names no turn is fetched");
+  const open = await pool.query("select count(*)::int as n from turns where status in ('queued', 'running')");
+  t.equal(open.rows[0].n, 0, "no chat left waiting");
+});
