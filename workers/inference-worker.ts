@@ -3,6 +3,7 @@
 // a reverie only alone (a chat that comes wakes it; one that runs keeps it queued). A chat
 // signalled while the queue was otherwise empty is taken by its turn's id, not fetched.
 import { randomUUID } from "node:crypto";
+import { z } from "zod";
 import { hostname } from "node:os";
 import type PgBoss from "pg-boss";
 import type { Logger } from "../src/log.js";
@@ -26,7 +27,7 @@ import type { ServerTools } from "../src/memory/memory-tools.js";
 const isChatJob = (job: PgBoss.Job<unknown>) => InferenceJobSchema.safeParse(job.data).data?.kind === "chat";
 
 /** A chat's signal carries its turn's id (conversation/start-turn.ts); a reverie's, a word. */
-const TURN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const signalledTurn = (payload: string) => z.uuid().safeParse(payload).success;
 
 export interface InferenceWorkerDeps {
   pool: Pool;
@@ -98,8 +99,8 @@ export class InferenceWorker {
       contextSize: this.deps.engine.contextSize,
     });
     this.unsubscribe = this.deps.bus.subscribe(Channel.jobs, (payload) => {
-      if (TURN_ID.test(payload)) this.signalled.push(payload);
-      else this.mustFetch = true;
+      if (!signalledTurn(payload)) return this.look();
+      this.signalled.push(payload);
       this.doorbell.ring();
     });
     await this.reclaim();
