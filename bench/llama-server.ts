@@ -1,29 +1,47 @@
 // The yardstick: llama-server built from the very llama.cpp node-llama-cpp bundles
 // (node_modules/node-llama-cpp/llama/gitRelease.bundle), once, into a cache outside the
-// repository, with cmake's defaults (as a user who builds llama.cpp gets it). Skipped, with the
-// reason, where git, cmake or a C++ compiler is missing.
+// repository, with cmake's defaults (as a user who builds llama.cpp gets it), for the CPU or, with
+// BENCH_GPU (bench/run.ts), for that GPU. Skipped, with the reason, where git, cmake or a C++
+// compiler is missing. PSYCHE_BENCH_LLAMA_SERVER names a llama-server built elsewhere instead.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { availableParallelism, homedir } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
 
-export type LlamaServerBuild = { path: string; commit: string; builtSeconds: number | null } | { skipped: string };
+export type LlamaServerBuild = { path: string; commit: string; builtSeconds: number | null; given?: true } | { skipped: string };
 
 const has = (cmd: string, args = ["--version"]) => spawnSync(cmd, args, { stdio: "ignore" }).status === 0;
 
-export function ensureLlamaServer(say: (line: string) => void): LlamaServerBuild {
+/** The GPU backends the bench builds llama-server for, as llama.cpp's cmake option names them. */
+const GPU_OPTION = { cuda: "-DGGML_CUDA=ON", vulkan: "-DGGML_VULKAN=ON" } as const;
+export type BenchGpu = keyof typeof GPU_OPTION;
+
+/** A llama-server built elsewhere, used as it is; its commit as its `--version` says. */
+function givenLlamaServer(path: string): LlamaServerBuild {
+  if (!existsSync(path)) return { skipped: `PSYCHE_BENCH_LLAMA_SERVER names ${path}, which is not there` };
+  const version = spawnSync(path, ["--version"], { encoding: "utf8" });
+  const commit = /commit ([0-9a-f]{7,})/.exec(`${version.stdout}${version.stderr}`)?.[1];
+  return commit ? { path, commit, builtSeconds: null, given: true } : { skipped: `${path} --version names no commit: is it llama-server?` };
+}
+
+export function ensureLlamaServer(say: (line: string) => void, gpu: BenchGpu | false = false): LlamaServerBuild {
+  const given = process.env.PSYCHE_BENCH_LLAMA_SERVER;
+  if (given) return givenLlamaServer(given);
   const bundle = join(packageRoot(), "node_modules", "node-llama-cpp", "llama", "gitRelease.bundle");
   if (!existsSync(bundle)) return { skipped: `no ${bundle}` };
   if (!has("git")) return { skipped: "git is missing" };
   const commit = execFileSync("git", ["bundle", "list-heads", bundle], { encoding: "utf8" }).split(/\s/)[0]!.slice(0, 12);
-  const dir = join(process.env.PSYCHE_BENCH_CACHE ?? join(homedir(), ".cache", "psyche"), `llama-server-${commit}`);
+  const dir = join(process.env.PSYCHE_BENCH_CACHE ?? join(homedir(), ".cache", "psyche"), `llama-server-${commit}${gpu ? `-${gpu}` : ""}`);
   const path = join(dir, "build", "bin", "llama-server");
   if (existsSync(path)) return { path, commit, builtSeconds: null };
   if (!has("cmake")) return { skipped: "cmake is missing (apt-get install cmake)" };
   if (!has("c++")) return { skipped: "no C++ compiler (apt-get install g++)" };
   const started = Date.now();
-  say(`building llama-server from node-llama-cpp's bundled llama.cpp (${commit}) into ${dir}; about 10 minutes on 2 cores`);
+  say(
+    `building llama-server${gpu ? ` for ${gpu}` : ""} from node-llama-cpp's bundled llama.cpp (${commit}) into ${dir}; ` +
+      `about ${gpu ? "5 minutes on 16 cores" : "10 minutes on 2 cores"}`,
+  );
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const src = join(dir, "src");
@@ -39,6 +57,7 @@ export function ensureLlamaServer(say: (line: string) => void): LlamaServerBuild
       "-DLLAMA_CURL=OFF",
       "-DLLAMA_BUILD_TESTS=OFF",
       "-DLLAMA_BUILD_EXAMPLES=OFF",
+      ...(gpu ? [GPU_OPTION[gpu]] : []),
     ],
     { stdio: ["ignore", "ignore", "inherit"] },
   );

@@ -1,7 +1,9 @@
 // npm run bench: writes bench/results/latest.json and .md, and the table in docs/benchmarks.md.
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { z } from "zod";
 import { loadConfig } from "../src/config.js";
 import { createLlamaEngine } from "../src/inference/create-engine.js";
 import { BENCH_SHAPE, writeRandomModel } from "../src/inference/random-model.js";
@@ -11,7 +13,7 @@ import { packageRoot } from "../src/paths.js";
 import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 import { benchWake } from "./wake.js";
-import { CPU_PARALLEL } from "../src/inference/choose-parallel.js";
+import { CPU_PARALLEL, MAX_PARALLEL } from "../src/inference/choose-parallel.js";
 import { benchMcp, type McpBenchResult } from "./mcp.js";
 import { benchHooks, type HooksBenchResult } from "./hooks.js";
 import { realmemDir } from "./realmem.js";
@@ -37,7 +39,13 @@ const ttftRuns = Number(process.env.BENCH_TTFT_RUNS ?? 150);
 // one part, keeping the others' last results; PSYCHE_BENCH_POSTGRES=<url of a PostgreSQL with pgvector whose user may
 // create databases> measures the burst on it too;
 // BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
+// BENCH_GPU=cuda (or vulkan) BENCH_ONLY=serving measures both servers on that GPU instead (llama-server
+// built for it, into a cache of its own), kept beside the CPU's results as servingGpu.
 const only = process.env.BENCH_ONLY;
+const gpu = z
+  .enum(["cuda", "vulkan"])
+  .optional()
+  .parse(process.env.BENCH_GPU || undefined);
 
 mkdirSync(join(root, ".psyche", "models"), { recursive: true });
 if (!existsSync(modelPath) && (!only || ["stream", "serving", "wake", "memory"].includes(only))) {
@@ -104,7 +112,21 @@ const servingOptions: VsLlamaServerOptions = {
   postgresUrl: process.env.PSYCHE_BENCH_POSTGRES || undefined,
   say: (line) => process.stderr.write(`${line}\n`),
 };
-if (part("serving")) serving = await benchVsLlamaServer(servingOptions);
+let servingGpu: VsLlamaServerResult | undefined = previous.servingGpu;
+if (part("serving") && gpu) {
+  // As many slots as Psyche takes on a GPU when unset (inference/choose-parallel.ts caps it there),
+  // for both servers; as many chats at once as that, among the concurrency rows.
+  const parallel = Number(process.env.BENCH_PARALLEL ?? MAX_PARALLEL);
+  const name = spawnSync("nvidia-smi", ["--query-gpu=name", "--format=csv,noheader"], { encoding: "utf8" }).stdout?.trim();
+  servingGpu = await benchVsLlamaServer({
+    ...servingOptions,
+    gpu,
+    device: name ? `${name.split("\n")[0]}, ${cores} cores` : gpu,
+    parallel,
+    concurrency: [...new Set([1, 4, 16, parallel])],
+    dataDir: join(dataDir, "serving-gpu"),
+  });
+} else if (part("serving")) serving = await benchVsLlamaServer(servingOptions);
 else if (only === "burst" && serving && !("skipped" in serving)) {
   const b = await benchBursts(servingOptions);
   if (!("skipped" in b)) serving = { ...serving, burst: b.burst, burstPostgres: b.burstPostgres };
@@ -191,7 +213,7 @@ const meta =
   keepStream && previous.runs
     ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns }
     : { runs, maxTokens, ttftRuns };
-const results = { date: streamDate, machine, ...meta, measured, serving, memory, wake, mcp, hooks, retrieval, vectorSides };
+const results = { date: streamDate, machine, ...meta, measured, serving, servingGpu, memory, wake, mcp, hooks, retrieval, vectorSides };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
@@ -345,6 +367,8 @@ const table = [
   ...mcpTable,
   ...hooksTable,
   ...retrievalTable,
+  // Another machine's figures: after this machine's.
+  ...(servingGpu ? vsLlamaServerTable(servingGpu) : []),
 ].join("\n");
 writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);
 

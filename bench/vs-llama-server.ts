@@ -8,7 +8,7 @@ import pg from "pg";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
-import { ensureLlamaServer, startServer, type RunningServer } from "./llama-server.js";
+import { ensureLlamaServer, startServer, type BenchGpu, type RunningServer } from "./llama-server.js";
 import { agentSession, burst, concurrent, oneStream, pairedStreams, type ConcurrentResult, type SessionResult } from "./serving.js";
 
 export interface VsLlamaServerOptions {
@@ -18,6 +18,12 @@ export interface VsLlamaServerOptions {
   threads: number;
   /** Slots on both servers. */
   parallel: number;
+  /** Both servers on this GPU (llama-server built for it, every layer offloaded); unset: the CPU. */
+  gpu?: BenchGpu | false;
+  /** The GPU's name, for the table. */
+  device?: string | undefined;
+  /** How many chats at once the concurrency rows send; 1, 2, 4 and 8 unless given. */
+  concurrency?: number[];
   runs: number;
   maxTokens: number;
   /** Words of the agent session's system prompt (about 1.3 tokens each on the bench model). */
@@ -45,8 +51,12 @@ export type VsLlamaServerResult =
       date: string;
       commit: string;
       builtSeconds: number | null;
+      /** llama-server was the one PSYCHE_BENCH_LLAMA_SERVER named, built elsewhere. */
+      given?: true;
       threads: number;
       parallel: number;
+      /** The GPU both servers ran on (BENCH_GPU); absent: the CPU. */
+      gpu?: string;
       /**
        * Medians of each server's runs; `paired` (absent from older results): the requests taken
        * in turn, Psyche against llama-server pair by pair (bench/serving.ts, pairedStreams).
@@ -74,10 +84,12 @@ const freePort = () =>
     });
   });
 
-async function llamaServer(path: string, model: string, threads: number, parallel: number, contextPerSlot: number): Promise<RunningServer> {
+async function llamaServer(o: VsLlamaServerOptions, path: string, model: string, contextPerSlot: number): Promise<RunningServer> {
   const port = await freePort();
   // llama-server's -c is the whole cache, shared by its slots: each gets what a Psyche slot has.
-  const args = ["-m", model, "-t", String(threads), "-c", String(contextPerSlot * parallel), "-np", String(parallel)];
+  const args = ["-m", model, "-t", String(o.threads), "-c", String(contextPerSlot * o.parallel), "-np", String(o.parallel)];
+  // On a GPU, every layer there, as node-llama-cpp places a model that fits.
+  if (o.gpu) args.push("-ngl", "999");
   return startServer(
     path,
     [...args, "--host", "127.0.0.1", "--port", String(port)],
@@ -98,8 +110,19 @@ async function psyche(
   const cli = join(packageRoot(), "bin", "psyche.cjs");
   // A fresh database each run: nothing remembered from the last one.
   rmSync(join(o.dataDir, name), { recursive: true, force: true });
-  // The CPU, as llama-server is built (bench/llama-server.ts), on a machine with a GPU too.
-  const args = [cli, "serve", "--model", model, "--gpu", "false", "--threads", String(o.threads), "--parallel", String(o.parallel)];
+  // The device llama-server was built for (bench/llama-server.ts): the CPU unless BENCH_GPU names one.
+  const args = [
+    cli,
+    "serve",
+    "--model",
+    model,
+    "--gpu",
+    o.gpu || "false",
+    "--threads",
+    String(o.threads),
+    "--parallel",
+    String(o.parallel),
+  ];
   args.push("--context-size", String(contextSize), "--port", "0", "--db-port", "0", "--data-dir", join(o.dataDir, name));
   // Nothing else competes for the cores while either server is measured: no self-started
   // dreams, idle thoughts or reflections (--dream-delay-seconds 0), no consolidation.
@@ -148,7 +171,7 @@ async function bursts(
   };
   o.say(`vs llama-server: ${o.burstChats} short chats at once, the tiny model, Psyche as shipped`);
   const tiny = {
-    llama: await start(llamaServer(llamaServerPath, o.tinyModel, o.threads, o.parallel, 4096)),
+    llama: await start(llamaServer(o, llamaServerPath, o.tinyModel, 4096)),
     psyche: await start(psyche(o, o.tinyModel, "vs-burst", 4096, false)),
   };
   await both(tiny, (url) => oneStream(url, 1, 4));
@@ -173,7 +196,7 @@ async function bursts(
 
 /** BENCH_ONLY=burst: the bursts alone. */
 export async function benchBursts(o: VsLlamaServerOptions): Promise<BurstResult> {
-  const build = ensureLlamaServer(o.say);
+  const build = ensureLlamaServer(o.say, o.gpu ?? false);
   if ("skipped" in build) {
     o.say(`llama-server comparison skipped: ${build.skipped}`);
     return build;
@@ -193,7 +216,7 @@ async function both<T>(servers: Side<RunningServer>, measure: (url: string) => P
 }
 
 export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLlamaServerResult> {
-  const build = ensureLlamaServer(o.say);
+  const build = ensureLlamaServer(o.say, o.gpu ?? false);
   if ("skipped" in build) {
     o.say(`llama-server comparison skipped: ${build.skipped}`);
     return build;
@@ -209,7 +232,7 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
   try {
     o.say("vs llama-server: the bench model, bare");
     const bare = {
-      llama: await start(llamaServer(build.path, o.benchModel, o.threads, o.parallel, sessionContext)),
+      llama: await start(llamaServer(o, build.path, o.benchModel, sessionContext)),
       psyche: await start(psyche(o, o.benchModel, "vs-bare", sessionContext, true)),
     };
     // Both warmed: the first request of a fresh server pays for its buffers.
@@ -223,12 +246,12 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       paired: { ttftDiffMs: pairs.ttftDiffMs, decodeRatio: pairs.decodeRatio },
     };
     const conc: Side<ConcurrentResult>[] = [];
-    for (const k of [1, 2, 4, 8]) conc.push(await both(bare, (url) => concurrent(url, k, o.maxTokens, 100 * k)));
+    for (const k of o.concurrency ?? [1, 2, 4, 8]) conc.push(await both(bare, (url) => concurrent(url, k, o.maxTokens, 100 * k)));
     for (const s of [bare.llama, bare.psyche]) await s.stop();
 
     o.say("vs llama-server: the bench model, Psyche as shipped");
     const shipped = {
-      llama: await start(llamaServer(build.path, o.benchModel, o.threads, o.parallel, sessionContext)),
+      llama: await start(llamaServer(o, build.path, o.benchModel, sessionContext)),
       psyche: await start(psyche(o, o.benchModel, "vs-shipped", sessionContext, false)),
     };
     await both(shipped, (url) => oneStream(url, 1, 4));
@@ -240,8 +263,10 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       date: new Date().toISOString(),
       commit: build.commit,
       builtSeconds: build.builtSeconds,
+      ...(build.given ? { given: build.given } : {}),
       threads: o.threads,
       parallel: o.parallel,
+      ...(o.gpu ? { gpu: o.device ?? o.gpu } : {}),
       oneStream: one,
       concurrent: conc,
       session,
@@ -299,7 +324,7 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
     );
   return [
     "",
-    `Psyche against llama-server, measured ${r.date.slice(0, 10)}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, the bench model unless named, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}`,
+    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, the bench model unless named, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}`,
     "",
     "| measure | llama-server | Psyche | Psyche vs llama-server | target | met |",
     "| --- | --- | --- | --- | --- | --- |",
