@@ -55,8 +55,13 @@ export async function promptTokens(
     m.toolCalls?.length ? `${m.content}\n${m.toolCalls.map((c) => `${c.name}${c.arguments}`).join("\n")}` : m.content,
   );
   if (tools?.length) parts.push(JSON.stringify(tools));
-  const counted = await count(parts.join("\n"));
-  return counted === undefined ? undefined : counted + MARKUP_PER_MESSAGE * (messages.length + 1);
+  // Each part on its own, and a token for each newline between them: a coding agent resends
+  // the same system prompt and tools every turn, and the engine's tokenizer keeps long texts
+  // it has seen (inference/token-cache.ts), where the parts joined would be new each turn.
+  const counts = await Promise.all(parts.map((part) => count(part)));
+  if (counts.some((n) => n === undefined)) return undefined;
+  const counted = counts.reduce((sum: number, n) => sum + n!, Math.max(0, parts.length - 1));
+  return counted + MARKUP_PER_MESSAGE * (messages.length + 1);
 }
 
 /**

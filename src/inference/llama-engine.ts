@@ -238,7 +238,8 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   countTokens(text: string): number {
-    return this.options.model.tokenize(text).length;
+    // model.tokenizer remembers long texts (inference/token-cache.ts); model.tokenize does not.
+    return this.options.model.tokenizer(text).length;
   }
 
   /** Counts the prompt's tokens as the chat wrapper renders it. */

@@ -6,6 +6,7 @@ import { getLlama, type Llama, LlamaLogLevel, type LlamaModel, resolveModelFile 
 import type { Logger } from "../log.js";
 import { TINY_AGENT_SHAPE, TINY_SHAPE, writeRandomModel } from "./random-model.js";
 import { UserError } from "../errors.js";
+import { cacheModelTokenizer } from "./token-cache.js";
 
 export class ModelError extends UserError {
   override name = "ModelError";
@@ -151,7 +152,10 @@ export async function loadLlama(gpu: string, log: Logger): Promise<Llama> {
 
 export async function loadModelFile(llama: Llama, path: string): Promise<LlamaModel> {
   try {
-    return await llama.loadModel({ modelPath: path });
+    const model = await llama.loadModel({ modelPath: path });
+    // Long prompts come back turn after turn: tokenized once (inference/token-cache.ts).
+    cacheModelTokenizer(model);
+    return model;
   } catch (err) {
     throw new ModelError(`cannot load ${basename(path)} as a GGUF model: ${(err as Error).message}`, { cause: err });
   }
@@ -173,5 +177,6 @@ export async function loadTokenizer(spec: string, dataDir: string, log: Logger):
   if (!path) return undefined;
   const llama = await loadLlama("false", log);
   const model = await llama.loadModel({ modelPath: path, vocabOnly: true });
-  return (text) => model.tokenize(text).length;
+  const tokenizer = cacheModelTokenizer(model);
+  return (text) => tokenizer(text).length;
 }
