@@ -77,7 +77,21 @@ const streamFlags = {
 
 let measured = previous.measured ?? [];
 const part = (name: "stream" | "serving" | "burst" | "memory" | "wake" | "mcp" | "hooks" | "retrieval") => !only || only === name;
-if (part("stream")) {
+/** The GPU's name as the driver gives it, and the cores beside it. */
+const gpuDevice = (backend: string) => {
+  const name = spawnSync("nvidia-smi", ["--query-gpu=name", "--format=csv,noheader"], { encoding: "utf8" }).stdout?.trim();
+  return name ? `${name.split("\n")[0]}, ${cores} cores` : backend;
+};
+// On a GPU (BENCH_GPU): the bench model, raw node-llama-cpp against Psyche through HTTP, both on it.
+let measuredGpu: { device: string; date: string; rows: { model: string; threads: number; stream: StreamBenchResult }[] } | undefined =
+  previous.measuredGpu;
+if (part("stream") && gpu) {
+  const config = loadConfig({ ...streamFlags, gpu, model: modelPath, threads: cores }, {});
+  const engine = await createLlamaEngine(config, log);
+  process.stderr.write(`stream vs raw on the GPU: ${runs} runs of ${maxTokens} tokens and ${ttftRuns} of 1\n`);
+  const stream = await benchStreamVsRaw(config, log, engine, runs, maxTokens, ttftRuns);
+  measuredGpu = { device: gpuDevice(gpu), date: new Date().toISOString(), rows: [{ model: BENCH_SHAPE.name, threads: cores, stream }] };
+} else if (part("stream")) {
   measured = [];
   // On a small machine the model's threads and the server's one JS thread compete: measure
   // with every core (the default) and with one core left to the server.
@@ -117,11 +131,10 @@ if (part("serving") && gpu) {
   // As many slots as Psyche takes on a GPU when unset (inference/choose-parallel.ts caps it there),
   // for both servers; as many chats at once as that, among the concurrency rows.
   const parallel = Number(process.env.BENCH_PARALLEL ?? MAX_PARALLEL);
-  const name = spawnSync("nvidia-smi", ["--query-gpu=name", "--format=csv,noheader"], { encoding: "utf8" }).stdout?.trim();
   servingGpu = await benchVsLlamaServer({
     ...servingOptions,
     gpu,
-    device: name ? `${name.split("\n")[0]}, ${cores} cores` : gpu,
+    device: gpuDevice(gpu),
     parallel,
     concurrency: [...new Set([1, 4, 16, parallel])],
     dataDir: join(dataDir, "serving-gpu"),
@@ -207,22 +220,37 @@ if (part("retrieval")) {
 }
 
 const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-const keepStream = !part("stream");
+const keepStream = !part("stream") || gpu !== undefined;
 const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
 const meta =
   keepStream && previous.runs
     ? { runs: previous.runs, maxTokens: previous.maxTokens, ttftRuns: previous.ttftRuns }
     : { runs, maxTokens, ttftRuns };
-const results = { date: streamDate, machine, ...meta, measured, serving, servingGpu, memory, wake, mcp, hooks, retrieval, vectorSides };
+const results = {
+  date: streamDate,
+  machine,
+  ...meta,
+  measured,
+  measuredGpu,
+  serving,
+  servingGpu,
+  memory,
+  wake,
+  mcp,
+  hooks,
+  retrieval,
+  vectorSides,
+};
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const f1 = (x: number) => x.toFixed(1);
 const signed = (x: number) => `${x >= 0 ? "+" : ""}${f1(x)}`;
 const pass = (ok: boolean) => (ok ? "yes" : "**no**");
-const rows = measured.flatMap(({ model, threads, stream }: { model: string; threads: number; stream: StreamBenchResult }) => [
+const streamRows = ({ model, threads, stream }: { model: string; threads: number; stream: StreamBenchResult }) => [
   `| ${model} | ${threads} | decode tokens/s | ${f1(stream.raw.tokensPerSecond)} | ${f1(stream.http.tokensPerSecond)} | ${(stream.httpShareOfRawTokensPerSecond * 100).toFixed(1)}% of raw | >= 95% | ${pass(stream.httpShareOfRawTokensPerSecond >= 0.95)} |`,
   `| ${model} | ${threads} | time to first token (ms) | ${f1(stream.raw.ttftMs)} | ${f1(stream.http.ttftMs)} | ${signed(stream.ttftOverheadMs)} ms (IQR ${f1(stream.ttftOverheadIqrMs[0])} to ${f1(stream.ttftOverheadIqrMs[1])}) | < 15 ms | ${pass(stream.ttftOverheadMs < 15)} |`,
-]);
+];
+const rows = measured.flatMap(streamRows);
 const memoryTable: string[] = [];
 if (memory) {
   const grows = (id: string) => {
@@ -368,6 +396,16 @@ const table = [
   ...hooksTable,
   ...retrievalTable,
   // Another machine's figures: after this machine's.
+  ...(measuredGpu
+    ? [
+        "",
+        `On the GPU (${measuredGpu.device}), measured ${measuredGpu.date.slice(0, 10)} as above: raw node-llama-cpp against Psyche through HTTP, both on it.`,
+        "",
+        "| model | threads | measure | raw node-llama-cpp | through HTTP (SSE) | result | target | met |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ...measuredGpu.rows.flatMap(streamRows),
+      ]
+    : []),
   ...(servingGpu ? vsLlamaServerTable(servingGpu) : []),
 ].join("\n");
 writeFileSync(join(root, "bench", "results", "latest.md"), `${table}\n`);
