@@ -8,8 +8,11 @@ import type { LlamaModel, Token, Tokenizer } from "node-llama-cpp";
 
 /** Shorter texts are tokenized each time: cheaper than remembering them. */
 export const CACHED_MIN_CHARS = 1024;
-/** The most characters of text remembered together (about 2M tokens' worth of arrays at most). */
-export const CACHED_MAX_CHARS = 8_000_000;
+/**
+ * The most characters of text remembered together: some twenty agents' system prompts and tools,
+ * about a million tokens, which with the texts themselves take some 16 MB.
+ */
+export const CACHED_MAX_CHARS = 4_000_000;
 
 export interface CachingTokenizer extends Tokenizer {
   /** Texts answered from memory, and texts tokenized and remembered. */
