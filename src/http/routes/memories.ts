@@ -73,7 +73,10 @@ export function memoryRoutes(deps: WebServices): Hono {
   });
 
   app.get("/v1/memories/status", async (c) => {
-    const [counts, run] = await Promise.all([memoryCounts(deps.pool), latestRun(deps.pool)]);
+    // The run first, the counts after: a run read as done then has all its vectors in the counts
+    // (reading both at once, the counts could be from before its last batch was written).
+    const run = await latestRun(deps.pool);
+    const counts = await memoryCounts(deps.pool);
     return c.json({
       embedder: { id: deps.embedder.id, dimensions: deps.embedder.dimensions },
       memories: { live: counts.total, deleted_pending_purge: counts.deleted, by_embedder: counts.byEmbedder },
