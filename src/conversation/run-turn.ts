@@ -321,6 +321,7 @@ async function generateWithServerTools(
       presencePenalty: turn.presence_penalty ?? undefined,
       frequencyPenalty: turn.frequency_penalty ?? undefined,
       logitBias: turn.logit_bias ?? undefined,
+      conversation: turn.conversation_id,
       signal,
       onText,
     });

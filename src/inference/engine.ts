@@ -43,6 +43,12 @@ export interface GenerateRequest {
   responseFormat?: ResponseFormat | undefined;
   /** Which context sequence: dreams have their own, so they neither see nor evict a chat's cache. */
   sequence?: "chat" | "dream" | undefined;
+  /**
+   * The conversation the prompt is of. A slot's state is written out (--prompt-cache-mb) before
+   * another conversation's prompt replaces it, not when its own conversation's next turn moves
+   * past it: what that turn does not share is its own older rendering, never asked for again.
+   */
+  conversation?: string | undefined;
 }
 
 export type GenerateFinish = "stop" | "length" | "cancelled" | "tool_calls";

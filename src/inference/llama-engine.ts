@@ -64,6 +64,8 @@ export const GATHER_MS = 2;
 interface ChatSlot {
   chat: LlamaChat;
   forcing: boolean;
+  /** The conversation whose prompt the slot read last (GenerateRequest.conversation). */
+  conversation?: string | undefined;
 }
 
 const parseJson = (text: string): unknown => {
@@ -295,7 +297,8 @@ export class LlamaEngine implements InferenceEngine {
     }
     const slot = await this.slots.acquire(tokens);
     try {
-      await this.keepAndLoad(slot.value, tokens);
+      await this.keepAndLoad(slot.value, tokens, request.conversation);
+      slot.value.conversation = request.conversation;
       return await this.generateNow(slot.value, request, history, offered, held(slot.value));
     } finally {
       this.slots.release(slot);
@@ -305,9 +308,12 @@ export class LlamaEngine implements InferenceEngine {
   /**
    * Before `prompt` is read into `slot`: what it would discard is kept on disk, and a kept
    * prompt that holds more of it than the slot does is loaded in its place. A save or load that
-   * fails costs only the reading (a failed load leaves the slot empty).
+   * fails costs only the reading (a failed load leaves the slot empty). Nothing is written out
+   * where the slot last read this prompt's own conversation: what the prompt does not share is
+   * that conversation's older rendering (the memories recalled for its last turn, a reply read
+   * back as text), which no prompt asks for again.
    */
-  private async keepAndLoad(slot: ChatSlot, prompt: readonly number[]): Promise<void> {
+  private async keepAndLoad(slot: ChatSlot, prompt: readonly number[], conversation: string | undefined): Promise<void> {
     if (!this.cache) return;
     const sequence = slot.chat.sequence;
     const cached = sequence.contextTokens;
@@ -315,7 +321,8 @@ export class LlamaEngine implements InferenceEngine {
     const best = this.cache.best(prompt);
     const load = best && loadsKept(best.shared, shared) ? best.entry : undefined;
     const discarded = load ? cached.length : cached.length - shared;
-    if (this.keeps(discarded, cached.length)) {
+    const superseded = conversation !== undefined && slot.conversation === conversation;
+    if (!superseded && this.keeps(discarded, cached.length)) {
       // Pinned: the save may make room by evicting, and not the prompt about to be loaded.
       if (load) load.pinned++;
       const saved = await this.cache.save(sequence).catch(() => undefined);
@@ -334,7 +341,7 @@ export class LlamaEngine implements InferenceEngine {
 
   /** Whether a slot's state of `whole` tokens is written out before `discarded` of them are thrown away. */
   private keeps(discarded: number, whole: number): boolean {
-    return this.cache !== undefined && worthKeeping(discarded, this.generating) && this.cache.fits(whole);
+    return this.cache !== undefined && worthKeeping(discarded, whole, this.generating) && this.cache.fits(whole);
   }
 
   private async generateNow(

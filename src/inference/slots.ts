@@ -48,9 +48,17 @@ export const KEPT_TOKEN_COST = 1 / 32;
  */
 export const KEEP_BUSY_MIN_TOKENS = 1024;
 
-/** Whether `discarded` tokens are worth writing out, with `generating` generations under way. */
-export const worthKeeping = (discarded: number, generating: number): boolean =>
-  discarded >= (generating > 0 ? KEEP_BUSY_MIN_TOKENS : KEEP_MIN_TOKENS);
+/**
+ * Whether a slot's state of `whole` tokens is worth writing out before `discarded` of them are
+ * thrown away, with `generating` generations under way. The write takes every token, but only
+ * the discarded ones would be read again: the rest stay in the slot, and are written out when
+ * the slot is given away. An agent session's next turn moves past a few dozen tokens of its
+ * 20k (the memories recalled for the turn before): writing the 20k for those, some 200 ms of
+ * the bench model's state (83 ms for 7,840 tokens, above), came before every turn's first
+ * token, and filled the cache with copies of one prefix.
+ */
+export const worthKeeping = (discarded: number, whole: number, generating: number): boolean =>
+  discarded >= Math.max(generating > 0 ? KEEP_BUSY_MIN_TOKENS : KEEP_MIN_TOKENS, whole * KEPT_TOKEN_COST);
 
 /** How many more of a prompt's tokens a kept prompt must hold than a slot does to be loaded into it. */
 export const LOAD_MIN_GAIN = 8;

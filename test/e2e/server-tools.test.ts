@@ -57,6 +57,13 @@ t.test("scenario 3: store_memory runs inside; the client sees only the answer", 
     engine.requests.at(-2)!.tools!.some((tool) => tool.name === "recall_memory"),
     "the model is offered the memory tools beside the client's",
   );
+  const turn = await psyche.db.pool.query("select conversation_id from turns where id = $1", [response.headers.get("x-psyche-turn")]);
+  const conversation = turn.rows[0].conversation_id as string;
+  t.same(
+    engine.requests.slice(-2).map((r) => r.conversation),
+    [conversation, conversation],
+    "each step of the turn names its conversation (inference/llama-engine.ts keeps slots by it)",
+  );
 });
 
 t.test("scenario 4: recall_memory finds it in a new conversation, streaming", async (t) => {

@@ -154,3 +154,32 @@ t.test("a conversation whose slot went to another chat loads its prefix back fro
   await plain.generate(ask("something else entirely", 32));
   t.ok(((await plain.generate(next)).cachedTokens ?? 0) < reply.promptTokens);
 });
+
+t.test("a conversation's next turn writes out nothing of its own slot; another conversation's does", async (t) => {
+  const engine = await createLlamaEngine(
+    { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 1, promptCacheMb: 64 },
+    createLogger("silent"),
+  );
+  t.teardown(() => engine.dispose());
+  // As run-turn.ts builds a turn: the recalled memories just before the latest user message,
+  // so the next turn's prompt moves past them.
+  const memories = (n: number) => `Remembered ${n}: the harbour light was green and the ferry ran late on Sundays.`;
+  const turn = (conversation: string, n: number, before: GenerateRequest["messages"] = []): GenerateRequest => ({
+    messages: [
+      { role: "system", content: "You are Psyche." },
+      ...before,
+      { role: "system", content: memories(n) },
+      { role: "user", content: `question ${n} of ${conversation}` },
+    ],
+    maxTokens: 8,
+    seed: n,
+    conversation,
+  });
+  const first = turn("a", 1);
+  const reply = await engine.generate(first);
+  const second = await engine.generate(turn("a", 2, [first.messages[2]!, { role: "assistant", content: reply.text || "ok" }]));
+  t.ok((second.cachedTokens ?? 0) > 0, "the next turn reads on from its slot");
+  t.equal(engine.promptCache.saved, 0, "its older rendering (the memories it moved past) was not written out");
+  await engine.generate(turn("b", 3));
+  t.equal(engine.promptCache.saved, 1, "another conversation taking the slot writes it out");
+});

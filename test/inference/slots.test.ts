@@ -154,9 +154,14 @@ t.test("with kept prompts: a kept prefix that holds more is loaded, and the slot
   t.same(asked, [[2, 12]], "asked about the two discarded of twelve");
 });
 
-t.test("what is worth writing out: 32 tokens when idle, 1,024 while others generate", async (t) => {
-  t.notOk(worthKeeping(KEEP_MIN_TOKENS - 1, 0));
-  t.ok(worthKeeping(KEEP_MIN_TOKENS, 0));
-  t.notOk(worthKeeping(500, 3), "a short chat is not worth a step's wait");
-  t.ok(worthKeeping(KEEP_BUSY_MIN_TOKENS, 1), "an agent session's prefix is");
+t.test("what is worth writing out: 32 tokens when idle, 1,024 while others generate, and a 32nd of the whole", async (t) => {
+  t.notOk(worthKeeping(KEEP_MIN_TOKENS - 1, 100, 0));
+  t.ok(worthKeeping(KEEP_MIN_TOKENS, 100, 0));
+  t.notOk(worthKeeping(500, 600, 3), "a short chat is not worth a step's wait");
+  t.ok(worthKeeping(KEEP_BUSY_MIN_TOKENS, 20_000, 1), "an agent session's prefix is");
+  // The write takes the whole state; only the discarded tokens would be read again.
+  t.notOk(worthKeeping(60, 20_000, 0), "a few dozen of a 20k-token session are not worth writing its 20k");
+  t.notOk(worthKeeping(20_000 * KEPT_TOKEN_COST - 1, 20_000, 0));
+  t.ok(worthKeeping(20_000 * KEPT_TOKEN_COST, 20_000, 0));
+  t.ok(worthKeeping(20_000, 20_000, 0), "all of it, when another chat takes the slot whole");
 });
