@@ -48,6 +48,9 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** The longest the kills wait for the first reply. */
+const WARM_MAX_MS = 30_000;
+
 export async function soak(o: SoakOptions): Promise<SoakResult> {
   const say = o.say ?? (() => undefined);
   const dataDir = mkdtempSync(join(tmpdir(), "psyche-soak-"));
@@ -88,12 +91,18 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
     const stopClients = new AbortController();
     const clients = Array.from({ length: o.clients }, (_, index) => runClient({ url, index, signal: stopClients.signal, log }));
     const kills = { inference: 0, web: 0 };
+    // The kills start once a reply has come back (bounded): on a busy machine the first turns
+    // (threads starting, the first recall) can take longer than a kill's interval, and a soak
+    // whose web was killed before anything answered tested nothing (it read 0 replies so in CI).
+    const warm = Date.now() + WARM_MAX_MS;
+    while (log.replies.length === 0 && Date.now() < warm) await sleep(100);
     const until = Date.now() + o.seconds * 1000;
     // On a busy machine restarts eat the time: at least two kills, however long they take (bounded).
     const minKills = Math.min(2, Math.floor((o.seconds * 1000) / o.killEveryMs));
     const latest = until + o.seconds * 2000;
     while (Date.now() < until || (kills.inference + kills.web < minKills && Date.now() < latest)) {
-      await sleep(Math.max(0, Math.min(until - Date.now(), o.killEveryMs * (0.5 + Math.random()))));
+      // Each restarted process gets at least half an interval before the next kill, past `until` too.
+      await sleep(Math.min(Math.max(until - Date.now(), o.killEveryMs / 2), o.killEveryMs * (0.5 + Math.random())));
       const victim = Math.random() < 0.5 ? inference : web;
       await victim.kill();
       kills[victim === inference ? "inference" : "web"]++;
