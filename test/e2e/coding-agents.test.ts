@@ -14,6 +14,10 @@ import { join, resolve } from "node:path";
 import { startPsyche } from "../helpers/psyche.js";
 import { runCli } from "../helpers/processes.js";
 
+// Installing four agents from npm and a turn of each took 75–170 s here, and 261 s while the
+// engine compiled beside it: more than the 240 s .taprc gives a file.
+t.setTimeout(600_000);
+
 const root = resolve(import.meta.dirname, "../..");
 const bin = (name: string) => join(root, "scripts/coding-agents/node_modules/.bin", name);
 
