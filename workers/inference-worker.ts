@@ -269,7 +269,8 @@ export class InferenceWorker {
         this.stranded.add(turnId);
         return;
       }
-      await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
+      // A turn that finished completed its job in the same statement (db/sql/turns.ts, finishTurn).
+      if (outcome !== "done" && outcome !== "cancelled") await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
     } catch (err) {
       this.deps.log.error({ err, jobId }, "inference loop error");
     } finally {

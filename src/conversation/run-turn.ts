@@ -10,7 +10,7 @@ import { isConnectionError } from "../db/errors.js";
 import type { Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { encodeTurnSignal } from "../jobs/turn-signal.js";
-import { MEMORY_QUEUE, type RememberTurnJob, sendStatement } from "../jobs/queue.js";
+import { INFERENCE_QUEUE, MEMORY_QUEUE, type RememberTurnJob, sendStatement } from "../jobs/queue.js";
 import type { Recall } from "../memory/recall.js";
 import type { ServerTools } from "../memory/memory-tools.js";
 import type { GenerateResult, InferenceEngine, PromptMessage } from "../inference/engine.js";
@@ -65,7 +65,11 @@ export class HandOff extends Error {
   override name = "HandOff";
 }
 
-/** "stranded": the database went away under the turn; the worker settles it once it is back. */
+/**
+ * "done" and "cancelled": the turn's job was completed with its end (db/sql/turns.ts,
+ * finishTurn). "stranded": the database went away under the turn; the worker settles it once it
+ * is back. The worker completes the job of any other outcome but "handed-off".
+ */
 export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost" | "handed-off" | "stranded";
 
 interface TranscriptMessage {
@@ -137,7 +141,7 @@ export async function runTurn(
   if (!turn) return "skipped";
   const log = deps.log.child({ turnId, attempt: turn.attempts });
   try {
-    return await generateTurn(deps, turn, signal, log);
+    return await generateTurn(deps, turn, jobId, signal, log);
   } catch (err) {
     // Its database went away (a restart): nothing can be written now, and the turn is not the
     // model's failure. The worker resumes it once the database is back (InferenceWorker).
@@ -159,7 +163,13 @@ export async function runTurn(
   }
 }
 
-async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: AbortSignal, log: Logger): Promise<RunTurnOutcome> {
+async function generateTurn(
+  deps: RunTurnDeps,
+  turn: ClaimedTurn,
+  jobId: string,
+  jobSignal: AbortSignal,
+  log: Logger,
+): Promise<RunTurnOutcome> {
   const sofar = { text: turn.streamed_text, tokens: turn.streamed_tokens, lastSeq: turn.last_seq };
   const controller = new AbortController();
   let stopReason: "cancelled" | "lost" | "handed-off" | undefined;
@@ -255,7 +265,11 @@ async function generateTurn(deps: RunTurnDeps, turn: ClaimedTurn, jobSignal: Abo
         serverToolCalls: result.serverToolCalls,
       },
       { role: "assistant", content, toolCalls: toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
-      finishReason === "cancelled" ? undefined : await sendStatement(deps.boss, MEMORY_QUEUE, memoryJob, { id: randomUUID() }),
+      {
+        memoryJob: finishReason === "cancelled" ? undefined : await sendStatement(deps.boss, MEMORY_QUEUE, memoryJob, { id: randomUUID() }),
+        // Its job completes with it: the worker has nothing more to tell pg-boss (RunTurnOutcome).
+        chatJob: { queue: INFERENCE_QUEUE, id: jobId },
+      },
     );
     // The closing event rides on the signal, committed: a follower relays it without reading it back.
     deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id, closing));

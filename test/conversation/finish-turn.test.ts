@@ -1,12 +1,13 @@
 // A turn's end and its memory job are one statement (src/db/sql/turns.ts, finishTurn): no
 // transaction around them, the job is the one pg-boss's own send would have queued, and a turn
-// the worker no longer holds, or a job pg-boss does not insert, writes nothing at all.
+// the worker no longer holds, or a job pg-boss does not insert, writes nothing at all. The job the
+// turn was taken with completes in the same statement.
 import t, { type Test } from "tap";
 import { randomUUID } from "node:crypto";
 import type { Pool } from "../../src/db/pool.js";
-import { claimTurn, finishTurn } from "../../src/db/sql/turns.js";
+import { claimTurn, finishTurn, takeQueuedTurn } from "../../src/db/sql/turns.js";
 import { startTurn } from "../../src/conversation/start-turn.js";
-import { MEMORY_QUEUE, sendStatement } from "../../src/jobs/queue.js";
+import { INFERENCE_QUEUE, MEMORY_QUEUE, sendStatement } from "../../src/jobs/queue.js";
 import { countedPool } from "../helpers/counted-pool.js";
 import { startPsyche } from "../helpers/psyche.js";
 
@@ -61,7 +62,7 @@ t.test("a turn's end and its memory job are one statement, the job as pg-boss's 
 
   const jobId = randomUUID();
   const job = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId }, { id: jobId });
-  const closing = await finishTurn(counted, turnId, workerId, result, reply, job);
+  const closing = await finishTurn(counted, turnId, workerId, result, reply, { memoryJob: job });
   t.same(statements.length, 1, "one statement on the pool, no transaction (a connection of its own) around it");
   t.match(closing, { kind: "done", content: "stop" });
   t.same(await written(pool, turnId), { status: "done", replies: 1, closed: 1, memory_jobs: 1 });
@@ -85,7 +86,7 @@ t.test("a turn the worker no longer holds: no reply, no closing event, no memory
   await psyche.worker.stop(1000);
   const turnId = await runningTurn(t, psyche, randomUUID());
   const job = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId }, { id: randomUUID() });
-  t.equal(await finishTurn(pool, turnId, randomUUID(), result, reply, job), undefined, "another worker's turn: lost");
+  t.equal(await finishTurn(pool, turnId, randomUUID(), result, reply, { memoryJob: job }), undefined, "another worker's turn: lost");
   t.same(await written(pool, turnId), { status: "running", replies: 0, closed: 0, memory_jobs: 0 });
 });
 
@@ -98,6 +99,67 @@ t.test("a memory job pg-boss does not insert: the turn is not finished, and the 
   const taken = await boss.send(MEMORY_QUEUE, { kind: "remember-turn", turnId: randomUUID() });
   // The same id again: pg-boss's insert does nothing on the conflict.
   const job = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId }, { id: taken! });
-  await t.rejects(finishTurn(pool, turnId, workerId, result, reply, job), /did not accept the turn's memory job/);
+  await t.rejects(finishTurn(pool, turnId, workerId, result, reply, { memoryJob: job }), /did not accept the turn's memory job/);
   t.same(await written(pool, turnId), { status: "running", replies: 0, closed: 0, memory_jobs: 0 });
+});
+
+t.test("the job the worker took the turn with completes with the turn's end, in the same statement", async (t) => {
+  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
+  const { pool, boss, bus } = psyche.db;
+  await psyche.worker.stop(1000);
+  const jobState = async (id: string) =>
+    (await pool.query("select state::text, completed_on from pgboss.job where id = $1", [id])).rows[0] as {
+      state: string;
+      completed_on: Date | null;
+    };
+  const take = async (workerId: string) => {
+    const started = await startTurn({ pool, boss, bus }, request);
+    const taken = await takeQueuedTurn(pool, started.turnId, INFERENCE_QUEUE, workerId);
+    t.equal((await jobState(taken!.jobId)).state, "active", "taken");
+    return { turnId: started.turnId, chatJob: { queue: INFERENCE_QUEUE, id: taken!.jobId } };
+  };
+
+  const workerId = randomUUID();
+  const mine = await take(workerId);
+  const { pool: counted, statements } = countedPool(pool);
+  const memoryJob = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId: mine.turnId }, { id: randomUUID() });
+  t.match(await finishTurn(counted, mine.turnId, workerId, result, reply, { memoryJob, chatJob: mine.chatJob }), { kind: "done" });
+  t.equal(statements.length, 1, "no pg-boss complete after it");
+  t.same(await written(pool, mine.turnId), { status: "done", replies: 1, closed: 1, memory_jobs: 1 });
+  const done = await jobState(mine.chatJob.id);
+  t.equal(done.state, "completed");
+  t.ok(done.completed_on, "with its time, as pg-boss's complete writes it");
+
+  const cancelled = await take(workerId);
+  const stopped = { ...result, finishReason: "cancelled" as const };
+  t.match(await finishTurn(pool, cancelled.turnId, workerId, stopped, reply, { chatJob: cancelled.chatJob }), { kind: "done" });
+  t.equal((await jobState(cancelled.chatJob.id)).state, "completed", "a cancelled turn's too (no memory job)");
+
+  const theirs = await take(randomUUID());
+  t.equal(await finishTurn(pool, theirs.turnId, workerId, result, reply, { chatJob: theirs.chatJob }), undefined);
+  t.equal((await jobState(theirs.chatJob.id)).state, "active", "a turn the worker does not hold: its job is not completed");
+});
+
+t.test("through the worker, a chat's job is completed once, with the turn", async (t) => {
+  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
+  const { pool, boss } = psyche.db;
+  let completes = 0;
+  const complete = boss.complete.bind(boss);
+  boss.complete = ((...args: Parameters<typeof boss.complete>) => {
+    if (args[0] === INFERENCE_QUEUE) completes++;
+    return complete(...args);
+  }) as typeof boss.complete;
+  const res = await fetch(`${psyche.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "hello" }], max_tokens: 4, seed: 1 }),
+  });
+  t.equal(res.status, 200);
+  await res.json();
+  const turnId = res.headers.get("x-psyche-turn");
+  const row = (
+    await pool.query("select t.status, j.state::text as job from turns t join pgboss.job j on j.id = t.job_id where t.id = $1", [turnId])
+  ).rows[0];
+  t.same(row, { status: "done", job: "completed" });
+  t.equal(completes, 0, "the worker did not complete it again through pg-boss");
 });

@@ -2,11 +2,24 @@
 // schema is not an API) touches this file alone. Queue names come from jobs/queue.ts.
 import type { Queryable } from "../pool.js";
 
+/**
+ * A queue's name as a literal in a statement's text, not a parameter. pg-boss partitions its
+ * job table by queue name, and with the name a parameter Postgres plans the statement afresh
+ * at every execution (a custom plan prunes the partitions; the generic plan cannot, so it never
+ * looks cheaper): on the embedded database that took 1-5 ms each time, and up to 28, against
+ * 0.1 ms for the generic plan the literal lets it keep (taking a signalled chat's job, on its
+ * way to the first token; the worker's stranded-job check at every heartbeat). The names are
+ * jobs/queue.ts's constants; anything else is refused rather than quoted.
+ */
+export function queueLiteral(queue: string): string {
+  if (!/^[a-z][a-z0-9_.-]*$/.test(queue)) throw new Error(`not a queue name: ${JSON.stringify(queue)}`);
+  return `'${queue}'`;
+}
+
 /** Jobs waiting (created or retrying) and running, by state. */
 export async function queueCounts(db: Queryable, queue: string): Promise<{ queued: number; active: number }> {
   const res = await db.query<{ state: string; n: number }>(
-    "select state::text, count(*)::int as n from pgboss.job where name = $1 and state in ('created', 'retry', 'active') group by state",
-    [queue],
+    `select state::text, count(*)::int as n from pgboss.job where name = ${queueLiteral(queue)} and state in ('created', 'retry', 'active') group by state`,
   );
   const n = (s: string) => res.rows.find((r) => r.state === s)?.n ?? 0;
   return { queued: n("created") + n("retry"), active: n("active") };
@@ -15,8 +28,7 @@ export async function queueCounts(db: Queryable, queue: string): Promise<{ queue
 /** Whether anything is waiting or running on `queue` (the dream scheduler starts nothing then). */
 export async function queueBusy(db: Queryable, queue: string): Promise<boolean> {
   const res = await db.query<{ busy: boolean }>(
-    "select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active')) as busy",
-    [queue],
+    `select exists (select 1 from pgboss.job where name = ${queueLiteral(queue)} and state in ('created', 'retry', 'active')) as busy`,
   );
   return res.rows[0]?.busy ?? false;
 }
@@ -24,29 +36,38 @@ export async function queueBusy(db: Queryable, queue: string): Promise<boolean> 
 /** Whether a job that outranks `priority` waits (checked as a reverie starts: no dream while a chat waits). */
 export async function waitingAbove(db: Queryable, queue: string, priority: number): Promise<boolean> {
   const res = await db.query<{ waiting: boolean }>(
-    "select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry') and start_after < now() and priority > $2) as waiting",
-    [queue, priority],
+    `select exists (select 1 from pgboss.job where name = ${queueLiteral(queue)} and state in ('created', 'retry') and start_after < now() and priority > $1) as waiting`,
+    [priority],
   );
   return res.rows[0]?.waiting ?? false;
 }
 
 /**
- * A statement's part that takes job `id` of queue `queue` (SQL expressions) as pg-boss's fetch
+ * A statement's part that takes job `id` (an SQL expression) of queue `queue` as pg-boss's fetch
  * does (node_modules/pg-boss/src/plans.js, fetchNextJob): waiting and due, then active, its
  * retry counted when it ran before. Returns the job's id; nothing when it is not waiting.
  */
 export const takeJobSql = (queue: string, id: string) =>
   `update pgboss.job set state = 'active', started_on = now(),
           retry_count = case when started_on is not null then retry_count + 1 else retry_count end
-     where name = ${queue} and id = ${id} and state < 'active' and start_after < now()
+     where name = ${queueLiteral(queue)} and id = ${id} and state < 'active' and start_after < now()
+     returning id`;
+
+/**
+ * A statement's part that completes active job `id` (an SQL expression) of queue `queue` as
+ * pg-boss's complete does without output (node_modules/pg-boss/src/plans.js, completeJobs).
+ */
+export const completeJobSql = (queue: string, id: string) =>
+  `update pgboss.job set completed_on = now(), state = 'completed'
+     where name = ${queueLiteral(queue)} and id = ${id} and state = 'active'
      returning id`;
 
 /** Returns a fetched job to the queue untouched, to run after what outranks it. */
 export async function putBack(db: Queryable, queue: string, jobId: string): Promise<void> {
-  await db.query("update pgboss.job set state = 'created', started_on = null where name = $1 and id = $2 and state = 'active'", [
-    queue,
-    jobId,
-  ]);
+  await db.query(
+    `update pgboss.job set state = 'created', started_on = null where name = ${queueLiteral(queue)} and id = $1 and state = 'active'`,
+    [jobId],
+  );
 }
 
 export interface ReverieJobRow {
@@ -72,9 +93,8 @@ export async function reverieJob(db: Queryable, id: string, queues: readonly str
 /** Whether a reverie is queued, running or being written. */
 export async function reverieUnderway(db: Queryable, queue: string): Promise<boolean> {
   const res = await db.query<{ yes: boolean }>(
-    `select exists (select 1 from pgboss.job where name = $1 and state in ('created', 'retry', 'active') and data->>'kind' in ('dream', 'reflect', 'idle'))
+    `select exists (select 1 from pgboss.job where name = ${queueLiteral(queue)} and state in ('created', 'retry', 'active') and data->>'kind' in ('dream', 'reflect', 'idle'))
        or exists (select 1 from dream_journal where status = 'dreaming' and kind <> 'consolidate') as yes`,
-    [queue],
   );
   return res.rows[0]?.yes ?? false;
 }
@@ -129,9 +149,9 @@ export async function strandedJobs(
               when not exists (select 1 from dream_journal d where d.job_id = j.id and d.status = 'dreaming') then 'complete'
          end as action
        from pgboss.job j left join turns t on t.job_id = j.id and j.data->>'kind' = 'chat'
-       where j.name = $1 and j.state = 'active' and j.started_on < now() - make_interval(secs => $2::float8 / 1000)) s
+       where j.name = ${queueLiteral(queue)} and j.state = 'active' and j.started_on < now() - make_interval(secs => $1::float8 / 1000)) s
      where action is not null`,
-    [queue, staleMs],
+    [staleMs],
   );
   return res.rows;
 }

@@ -3,7 +3,7 @@ import type { CheckedToolCall, ToolCall, ToolChoice, ToolSpec } from "../../tool
 import type { ResponseFormat } from "../../tools/response-format.js";
 import { messageArrays, type NewMessage } from "./conversations.js";
 import type { TurnEvent } from "./turn-events.js";
-import { takeJobSql } from "./pgboss-jobs.js";
+import { completeJobSql, takeJobSql } from "./pgboss-jobs.js";
 
 export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
 export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
@@ -186,7 +186,7 @@ export interface ClaimedTurn extends Turn {
  * worker died) finds nothing to do, as does a finished or cancelled turn.
  */
 export async function claimTurn(db: Queryable, id: string, jobId: string, workerId: string): Promise<ClaimedTurn | undefined> {
-  const res = await db.query<ClaimedTurn>(`with claimed as (${claimSql("$2")}) select ${CLAIMED_COLUMNS} from claimed c`, [
+  const res = await db.query<ClaimedTurn>(`with claimed as (${claimSql("$2", "$3")}) select ${CLAIMED_COLUMNS} from claimed c`, [
     id,
     jobId,
     workerId,
@@ -195,7 +195,7 @@ export async function claimTurn(db: Queryable, id: string, jobId: string, worker
 }
 
 /** Marks turn $1 running under worker $3 if `job` is still its job; returns the turn's row. */
-const claimSql = (job: string) => `update turns set status = 'running', worker_id = $3, attempts = attempts + 1,
+const claimSql = (job: string, worker: string) => `update turns set status = 'running', worker_id = ${worker}, attempts = attempts + 1,
          started_at = coalesce(started_at, now())
      where id = $1 and job_id = ${job} and status = 'queued' returning *`;
 
@@ -225,11 +225,11 @@ export interface TakenTurn {
  */
 export async function takeQueuedTurn(db: Queryable, id: string, queue: string, workerId: string): Promise<TakenTurn | undefined> {
   const res = await db.query<ClaimedTurn & { taken_job_id: string }>(
-    `with job as (${takeJobSql("$2", "(select t.job_id from turns t where t.id = $1 and t.status = 'queued')")}),
-     claimed as (${claimSql("(select id from job)")})
+    `with job as (${takeJobSql(queue, "(select t.job_id from turns t where t.id = $1 and t.status = 'queued')")}),
+     claimed as (${claimSql("(select id from job)", "$2")})
      select j.id as taken_job_id, ${CLAIMED_COLUMNS}
      from job j left join claimed c on true`,
-    [id, queue, workerId],
+    [id, workerId],
   );
   const row = res.rows[0];
   if (!row) return undefined;
@@ -251,11 +251,12 @@ export interface TurnResult {
 /**
  * Finishes a turn held by `workerId` in one statement: its result, the reply as the
  * conversation's next message, the closing `done` event (its content the finish reason), the
- * conversation's last activity, and `memoryJob` (pg-boss's own insert, jobs/queue.ts
- * sendStatement) where given. Returns the closing event, or undefined (nothing written, no job)
- * if the worker no longer holds the turn. One round trip: as a transaction (begin, this, the
- * job, commit) it was four, each a wake of the backend that the next turns in a burst wait
- * behind (bench/vs-llama-server.ts), and the client's stream ends only after them.
+ * conversation's last activity, `memoryJob` (pg-boss's own insert, jobs/queue.ts
+ * sendStatement) where given, and the completion of `chatJob`, the job the worker took the turn
+ * with, where given. Returns the closing event, or undefined (nothing written, no job queued or
+ * completed) if the worker no longer holds the turn. One round trip: as a transaction (begin,
+ * this, the job, commit) it was four, and pg-boss's complete one more, each a wake of the
+ * backend that the next turns in a burst wait behind (bench/vs-llama-server.ts).
  */
 export async function finishTurn(
   db: Queryable,
@@ -263,7 +264,7 @@ export async function finishTurn(
   workerId: string,
   r: TurnResult,
   reply: NewMessage,
-  memoryJob?: ForeignStatement,
+  { memoryJob, chatJob }: { memoryJob?: ForeignStatement | undefined; chatJob?: { queue: string; id: string } | undefined } = {},
 ): Promise<TurnEvent | undefined> {
   const m = messageArrays([reply]);
   const values = [
@@ -281,11 +282,14 @@ export async function finishTurn(
     m.names[0],
     m.toolCalls[0],
     m.toolCallIds[0],
+    ...(chatJob ? [chatJob.id] : []),
   ];
   // A data-modifying CTE runs whatever the others do: the job's insert is undone only by the
   // statement failing, a division by zero where the turn was not the worker's to finish (`fin`
-  // is empty) or pg-boss inserted nothing (`job`).
-  const job = memoryJob ? `job as (${shiftParameters(memoryJob.text, 14)}),` : "";
+  // is empty) or pg-boss inserted nothing (`job`). The chat job's id comes through `fin`: a turn
+  // not finished here completes nothing.
+  const completed = chatJob ? `, completed as (${completeJobSql(chatJob.queue, "(select $15::uuid from fin)")})` : "";
+  const job = memoryJob ? `job as (${shiftParameters(memoryJob.text, values.length)}),` : "";
   const result = memoryJob
     ? "select (select seq from closing) as seq, 1 / (select count(*)::int from fin) as held, 1 / (select count(*)::int from job) as queued"
     : "select seq from closing";
@@ -312,6 +316,7 @@ export async function finishTurn(
          returning seq),
        touched as (
          update conversations set last_active_at = now() where id in (select conversation_id from fin) returning 1)
+       ${completed}
        ${result}`,
       memoryJob ? [...values, ...memoryJob.values] : values,
     );
