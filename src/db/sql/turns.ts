@@ -194,7 +194,7 @@ export async function claimTurn(db: Queryable, id: string, jobId: string, worker
   return res.rows[0];
 }
 
-/** Marks turn $1 running under worker $3 if `job` is still its job; returns the turn's row. */
+/** Marks turn $1 running under `worker` if `job` is still its job (SQL expressions); returns the turn's row. */
 const claimSql = (job: string, worker: string) => `update turns set status = 'running', worker_id = ${worker}, attempts = attempts + 1,
          started_at = coalesce(started_at, now())
      where id = $1 and job_id = ${job} and status = 'queued' returning *`;
