@@ -26,6 +26,7 @@ import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
 import { keptSlotScore, loadsKept, sharedPrefix, SlotPool, worthKeeping } from "./slots.js";
 import { PromptCache } from "./prompt-cache.js";
+import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 
 export interface LlamaEngineOptions {
@@ -164,6 +165,8 @@ export class LlamaEngine implements InferenceEngine {
   private generating = 0;
   private readonly cache: PromptCache | undefined;
   readonly promptCache: PromptCacheStats = { saved: 0, loaded: 0, failed: 0 };
+  /** What reading and loading cost here: when a kept prompt is loaded rather than read. */
+  readonly stateCosts = new StateCosts();
 
   private constructor(
     private readonly options: LlamaEngineOptions,
@@ -191,8 +194,9 @@ export class LlamaEngine implements InferenceEngine {
       (s) => s.chat.sequence.contextTokens,
       cache &&
         ((prompt) => {
-          const kept = cache.best(prompt)?.shared ?? 0;
-          return (cached) => keptSlotScore(cached, prompt, kept, (discarded, whole) => this.keeps(discarded, whole));
+          const best = cache.best(prompt);
+          const minGain = best ? this.stateCosts.minLoadGain(best.entry.bytes) : undefined;
+          return (cached) => keptSlotScore(cached, prompt, best?.shared ?? 0, (discarded, whole) => this.keeps(discarded, whole), minGain);
         }),
     );
   }
@@ -291,7 +295,9 @@ export class LlamaEngine implements InferenceEngine {
     const tokens = this.promptTokens(history, offered.functions);
     const held = (slot: ChatSlot) => Math.min(sharedPrefix(slot.chat.sequence.contextTokens, tokens), tokens.length);
     if (request.sequence === "dream") {
-      const run = this.dreamQueue.then(() => this.generateNow(this.dreamSlot, request, history, offered, held(this.dreamSlot)));
+      const run = this.dreamQueue.then(() =>
+        this.generateNow(this.dreamSlot, request, history, offered, held(this.dreamSlot), tokens.length),
+      );
       this.dreamQueue = run.catch(() => undefined);
       return run;
     }
@@ -299,7 +305,7 @@ export class LlamaEngine implements InferenceEngine {
     try {
       await this.keepAndLoad(slot.value, tokens, request.conversation);
       slot.value.conversation = request.conversation;
-      return await this.generateNow(slot.value, request, history, offered, held(slot.value));
+      return await this.generateNow(slot.value, request, history, offered, held(slot.value), tokens.length);
     } finally {
       this.slots.release(slot);
     }
@@ -319,23 +325,30 @@ export class LlamaEngine implements InferenceEngine {
     const cached = sequence.contextTokens;
     const shared = Math.min(sharedPrefix(cached, prompt), prompt.length);
     const best = this.cache.best(prompt);
-    const load = best && loadsKept(best.shared, shared) ? best.entry : undefined;
+    const load = best && loadsKept(best.shared, shared, this.stateCosts.minLoadGain(best.entry.bytes)) ? best.entry : undefined;
     const discarded = load ? cached.length : cached.length - shared;
     const superseded = conversation !== undefined && slot.conversation === conversation;
     if (!superseded && this.keeps(discarded, cached.length)) {
       // Pinned: the save may make room by evicting, and not the prompt about to be loaded.
       if (load) load.pinned++;
+      const whole = cached.length;
+      const startedAt = performance.now();
       const saved = await this.cache.save(sequence).catch(() => undefined);
       if (load) load.pinned--;
       if (saved === undefined) this.promptCache.failed++;
-      else if (saved) this.promptCache.saved++;
+      else if (saved) {
+        this.promptCache.saved++;
+        this.stateCosts.noteSave(whole * (this.cache.bytesPerToken ?? 0), performance.now() - startedAt);
+      }
     }
     if (load) {
+      const startedAt = performance.now();
       const loaded = await this.cache.load(sequence, load).then(
         () => true,
         () => false,
       );
       this.promptCache[loaded ? "loaded" : "failed"]++;
+      if (loaded) this.stateCosts.noteLoad(load.bytes, performance.now() - startedAt);
     }
   }
 
@@ -350,6 +363,8 @@ export class LlamaEngine implements InferenceEngine {
     history: ChatHistoryItem[],
     { functions, forced }: ReturnType<typeof offeredFunctions>,
     held: number,
+    /** The prompt's tokens, functions included. */
+    whole: number,
   ): Promise<GenerateResult> {
     const promptTokens = this.countPromptTokens(history);
     // Counted with the functions' rendering, which the prompt count leaves out.
@@ -373,7 +388,13 @@ export class LlamaEngine implements InferenceEngine {
         await this.readPrompt(slot.chat, history, request.signal);
         if (request.signal.aborted) return cancelled;
       }
-      return await this.generateWith(slot, request, history, { functions, forced }, { promptTokens, cachedTokens, maxTokens });
+      return await this.generateWith(
+        slot,
+        request,
+        history,
+        { functions, forced },
+        { promptTokens, cachedTokens, maxTokens, toRead: whole - held },
+      );
     } finally {
       this.generating--;
     }
@@ -385,9 +406,12 @@ export class LlamaEngine implements InferenceEngine {
     request: GenerateRequest,
     history: ChatHistoryItem[],
     { functions, forced }: ReturnType<typeof offeredFunctions>,
-    { promptTokens, cachedTokens, maxTokens }: { promptTokens: number; cachedTokens: number; maxTokens: number },
+    { promptTokens, cachedTokens, maxTokens, toRead }: { promptTokens: number; cachedTokens: number; maxTokens: number; toRead: number },
   ): Promise<GenerateResult> {
     let completionTokens = 0;
+    // A chat's prompt read with nothing else generating is a measure of reading (inference/state-costs.ts).
+    const startedAt = performance.now();
+    let timed = request.sequence === "dream" || this.generating > 1;
     let unreported = 0;
     let text = "";
     // A forced call ends when its arguments are a whole JSON object: a model that does not
@@ -408,6 +432,10 @@ export class LlamaEngine implements InferenceEngine {
         signal,
         stopOnAbortSignal: true,
         onToken: (tokens: readonly unknown[]) => {
+          if (!timed) {
+            timed = true;
+            if (this.generating === 1) this.stateCosts.noteRead(toRead, performance.now() - startedAt);
+          }
           completionTokens += tokens.length;
           unreported += tokens.length;
         },

@@ -75,6 +75,11 @@ export class PromptCache {
     return this.entries.length;
   }
 
+  /** Bytes of state per token, once a state has been written. */
+  get bytesPerToken(): number | undefined {
+    return this.perToken;
+  }
+
   get bytes(): number {
     return this.entries.reduce((n, e) => n + e.bytes, 0);
   }

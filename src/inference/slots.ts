@@ -60,18 +60,24 @@ export const KEEP_BUSY_MIN_TOKENS = 1024;
 export const worthKeeping = (discarded: number, whole: number, generating: number): boolean =>
   discarded >= Math.max(generating > 0 ? KEEP_BUSY_MIN_TOKENS : KEEP_MIN_TOKENS, whole * KEPT_TOKEN_COST);
 
-/** How many more of a prompt's tokens a kept prompt must hold than a slot does to be loaded into it. */
+/**
+ * How many more of a prompt's tokens a kept prompt must hold than a slot does to be loaded into
+ * it, until the engine has measured what reading and loading cost (inference/state-costs.ts).
+ */
 export const LOAD_MIN_GAIN = 8;
 
-/** Whether a kept prompt holding `kept` of a prompt's tokens replaces a slot holding `shared` of them. */
-export const loadsKept = (kept: number, shared: number): boolean => kept >= shared + LOAD_MIN_GAIN;
+/**
+ * Whether a kept prompt holding `kept` of a prompt's tokens replaces a slot holding `shared` of
+ * them, when a load must gain `minGain` tokens.
+ */
+export const loadsKept = (kept: number, shared: number, minGain = LOAD_MIN_GAIN): boolean => kept >= shared + minGain;
 
 /**
  * A slot's worth when what it would discard can be kept on disk: `kept` is how much of the
  * prompt the best kept prompt holds (loaded into the slot, in place of all it holds, where
  * that is more than the slot's own prefix), `keeps(discarded, whole)` whether the slot's state of
- * `whole` tokens would be kept before `discarded` of them are thrown away.
- * A chat then takes a slot whose prefix it shares rather than an empty one, as the discarded
+ * `whole` tokens would be kept before `discarded` of them are thrown away, `minGain` what a
+ * load must gain (loadsKept). A chat then takes a slot whose prefix it shares rather than an empty one, as the discarded
  * conversation loads back when it returns; a long prefix is still not given up for a few tokens.
  */
 export function keptSlotScore(
@@ -79,9 +85,10 @@ export function keptSlotScore(
   prompt: readonly number[],
   kept: number,
   keeps: (discarded: number, whole: number) => boolean,
+  minGain = LOAD_MIN_GAIN,
 ): number {
   const shared = Math.min(sharedPrefix(cached, prompt), prompt.length);
-  const loads = loadsKept(kept, shared);
+  const loads = loadsKept(kept, shared, minGain);
   const discarded = loads ? cached.length : cached.length - shared;
   const cost = discarded > 0 && keeps(discarded, cached.length) ? discarded * KEPT_TOKEN_COST : discarded / 2;
   return (loads ? kept : shared) - cost;

@@ -8,7 +8,7 @@ import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { createLogger } from "../../src/log.js";
 import { ContextOverflow } from "../../src/errors.js";
 import { batchesInSequenceOrder, decodeLoopYields } from "../../src/inference/llama-engine.js";
-import type { GenerateRequest } from "../../src/inference/engine.js";
+import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
 import { serverDir } from "../helpers/testdir.js";
 
 const dataDir = serverDir(t);
@@ -182,4 +182,59 @@ t.test("a conversation's next turn writes out nothing of its own slot; another c
   t.equal(engine.promptCache.saved, 0, "its older rendering (the memories it moved past) was not written out");
   await engine.generate(turn("b", 3));
   t.equal(engine.promptCache.saved, 1, "another conversation taking the slot writes it out");
+});
+
+t.test("a kept prompt a few tokens ahead of the slot is loaded where loads are measured to pay, read where not", async (t) => {
+  const oneSlot = () =>
+    createLlamaEngine(
+      { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 1, promptCacheMb: 64 },
+      createLogger("silent"),
+    );
+  const quickLoads = await oneSlot();
+  const slowLoads = await oneSlot();
+  t.teardown(async () => {
+    await quickLoads.dispose();
+    await slowLoads.dispose();
+  });
+  // The measures the engine would take, set so far apart that its own few cannot move their
+  // medians: reading a second a token and loading for nothing, and the other way round.
+  for (let i = 0; i < 9; i++) {
+    quickLoads.stateCosts.noteRead(10, 10_000);
+    quickLoads.stateCosts.noteLoad(1_000_000, 0);
+    slowLoads.stateCosts.noteRead(10, 0.001);
+    slowLoads.stateCosts.noteLoad(1, 1000);
+  }
+  const harbour = (when: string, seed: number): GenerateRequest => ({
+    ...ask(`tell me about the harbour at ${when}`, seed),
+    maxTokens: 40,
+  });
+  const noon = [];
+  for (const engine of [quickLoads, slowLoads]) {
+    await engine.generate(harbour("dawn", 41));
+    // The one slot goes to another chat: what it held is written out.
+    await engine.generate(ask("something else entirely", 42));
+    t.equal(engine.promptCache.saved, 1);
+    // A new chat sharing "tell me about the harbour at" with the kept prompt, less with the slot.
+    noon.push(await engine.generate(harbour("noon", 43)));
+  }
+  const [loaded, read] = noon as [GenerateResult, GenerateResult];
+  t.equal(quickLoads.promptCache.loaded, 1, "loaded where loading is measured to pay");
+  t.equal(slowLoads.promptCache.loaded, 0, "read where it is not");
+  t.ok(
+    (loaded.cachedTokens ?? 0) > (read.cachedTokens ?? 0),
+    `more of the prompt from the kept one (${loaded.cachedTokens}) than from the slot (${read.cachedTokens}) of ${read.promptTokens}`,
+  );
+  t.equal(loaded.text, read.text, "the same words either way");
+});
+
+t.test("a prompt read with nothing else generating is measured; one read beside others is not", async (t) => {
+  const engine = await createLlamaEngine(
+    { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4, promptCacheMb: 64 },
+    createLogger("silent"),
+  );
+  t.teardown(() => engine.dispose());
+  await Promise.all(questions.map((q) => engine.generate(q)));
+  t.equal(engine.stateCosts.measured.readMsPerToken, undefined, "four at once: no measure");
+  await engine.generate(ask("a question of its own, read alone", 51));
+  t.ok((engine.stateCosts.measured.readMsPerToken ?? 0) > 0, "alone: measured");
 });

@@ -144,6 +144,13 @@ t.test("with kept prompts: a kept prefix that holds more is loaded, and the slot
     `less than ${LOAD_MIN_GAIN} more: the slot's own`,
   );
   t.ok(loadsKept(18, 10) && !loadsKept(17, 10));
+  // Where the engine measured that a load pays for one token (inference/state-costs.ts).
+  t.ok(loadsKept(11, 10, 1) && !loadsKept(10, 10, 1));
+  t.equal(
+    keptSlotScore(slot, prompt, 12, () => true, 1),
+    12 - 60 * KEPT_TOKEN_COST,
+    "two more, loaded",
+  );
   t.equal(
     keptSlotScore(range(0, 20), prompt, 0, () => true),
     20,
