@@ -328,6 +328,8 @@ export class LlamaEngine implements InferenceEngine {
     const load = best && loadsKept(best.shared, shared, this.stateCosts.minLoadGain(best.entry.bytes)) ? best.entry : undefined;
     const discarded = load ? cached.length : cached.length - shared;
     const superseded = conversation !== undefined && slot.conversation === conversation;
+    // Timed only with nothing generating: beside other chats a write or load waits for their step.
+    const timed = this.generating === 0;
     if (!superseded && this.keeps(discarded, cached.length)) {
       // Pinned: the save may make room by evicting, and not the prompt about to be loaded.
       if (load) load.pinned++;
@@ -338,7 +340,7 @@ export class LlamaEngine implements InferenceEngine {
       if (saved === undefined) this.promptCache.failed++;
       else if (saved) {
         this.promptCache.saved++;
-        this.stateCosts.noteSave(whole * (this.cache.bytesPerToken ?? 0), performance.now() - startedAt);
+        if (timed) this.stateCosts.noteSave(whole * (this.cache.bytesPerToken ?? 0), performance.now() - startedAt);
       }
     }
     if (load) {
@@ -348,7 +350,7 @@ export class LlamaEngine implements InferenceEngine {
         () => false,
       );
       this.promptCache[loaded ? "loaded" : "failed"]++;
-      if (loaded) this.stateCosts.noteLoad(load.bytes, performance.now() - startedAt);
+      if (loaded && timed) this.stateCosts.noteLoad(load.bytes, performance.now() - startedAt);
     }
   }
 
