@@ -77,8 +77,9 @@ export const loadsKept = (kept: number, shared: number, minGain = LOAD_MIN_GAIN)
  * prompt the best kept prompt holds (loaded into the slot, in place of all it holds, where
  * that is more than the slot's own prefix), `keeps(discarded, whole)` whether the slot's state of
  * `whole` tokens would be kept before `discarded` of them are thrown away, `minGain` what a
- * load must gain (loadsKept). A chat then takes a slot whose prefix it shares rather than an empty one, as the discarded
- * conversation loads back when it returns; a long prefix is still not given up for a few tokens.
+ * load must gain (loadsKept). A chat then takes a slot whose prefix it shares rather than an
+ * empty one, as the discarded conversation loads back when it returns; a long prefix is still
+ * not given up for a few tokens.
  */
 export function keptSlotScore(
   cached: readonly number[],
