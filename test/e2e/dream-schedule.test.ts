@@ -42,8 +42,9 @@ t.test("no dream within the delay after a request; one after it; the time budget
     dreamCooldownSeconds: 0,
     // The budget's clock starts before the dream reads its prompt (src/dreams/reverie-job.ts):
     // on a loaded CI machine one second was spent before the first token. Three leave room for
-    // tokens, and 4,000 stay out of reach (the test model writes about 500 a second here).
-    dreamMaxTokens: 4000,
+    // tokens, and 8,192 stay out of reach (the test model writes 500 to 1,000 a second here).
+    contextSize: 16384,
+    dreamMaxTokens: 8192,
     dreamMaxSeconds: 3,
   });
   const pool = psyche.db.pool;
@@ -58,18 +59,33 @@ t.test("no dream within the delay after a request; one after it; the time budget
     async () => (await pool.query("select id, started_at from dream_journal order by started_at limit 1")).rows[0],
   );
   t.ok(first.started_at.getTime() - quietFrom >= 1900, "it waited for the delay");
-  const ended = await until("the time budget", async () => {
-    const r = (
-      await pool.query(
-        "select status, was_interrupted, tokens, extract(epoch from ended_at - started_at)::float8 as took from dream_journal where id = $1",
-        [first.id],
-      )
-    ).rows[0];
-    return r.status === "dreaming" ? undefined : r;
-  });
-  t.match(ended, { status: "done", was_interrupted: false });
-  t.ok(ended.tokens > 0 && ended.tokens < 4000, `stopped by time after ${ended.tokens} tokens`);
-  t.ok(ended.took >= 1 && ended.took <= 3.5, `it ran until the budget: ${ended.took} s`);
+  // The tiny model may sample its end of turn (src/inference/random-model.ts): such a dream
+  // ends as done well inside the budget. The next one (no cooldown) then shows the budget; one
+  // that ran past it fails either way.
+  let ended: { id: string; status: string; was_interrupted: boolean; tokens: number; took: number } | undefined;
+  let id: string = first.id;
+  for (let tries = 0; tries < 3; tries++) {
+    const r = await until("the time budget", async () => {
+      const row = (
+        await pool.query(
+          `select id, status, was_interrupted, tokens, extract(epoch from ended_at - started_at)::float8 as took
+             from dream_journal
+            where case when $2 then started_at > (select started_at from dream_journal where id = $1) else id = $1 end
+            order by started_at limit 1`,
+          [id, tries > 0],
+        )
+      ).rows[0];
+      return row && row.status !== "dreaming" ? row : undefined;
+    });
+    t.match(r, { status: "done", was_interrupted: false });
+    t.ok(r.took <= 3.5, `within the budget: ${r.took} s`);
+    ended = r;
+    if (r.took >= 1) break;
+    t.comment(`the model ended a dream by itself after ${r.tokens} tokens in ${r.took} s: the next one`);
+    id = r.id;
+  }
+  t.ok(ended && ended.tokens > 0 && ended.tokens < 8192, `stopped by time after ${ended?.tokens} tokens`);
+  t.ok(ended && ended.took >= 1 && ended.took <= 3.5, `it ran until the budget: ${ended?.took} s`);
 });
 
 t.test("the wake lock: no dream within it of a request, even past the dream delay", async (t) => {
