@@ -12,7 +12,7 @@ import { Doorbell } from "../src/jobs/doorbell.js";
 import { PollBackoff } from "../src/jobs/poll-backoff.js";
 import { yieldToChats } from "../src/jobs/yield-to-chats.js";
 import { chatsUnderWay } from "../src/db/sql/turns.js";
-import { MAINTENANCE_QUEUE, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
+import { MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
 import { lastConsolidation } from "../src/db/sql/consolidation.js";
 import { tidyTextIndex } from "../src/db/sql/memory-terms.js";
 import { consolidate } from "../src/memory/consolidate.js";
@@ -65,10 +65,10 @@ export class MemoryWorker {
   constructor(private readonly deps: MemoryWorkerDeps) {}
 
   async start(): Promise<void> {
-    this.unsubscribe = this.deps.bus.subscribe(Channel.memory, () => {
-      this.doorbell.ring();
-      this.maintenanceDoorbell.ring();
-    });
+    // A chat's end rang both loops: each turn's memory cost an empty maintenance fetch too.
+    this.unsubscribe = this.deps.bus.subscribe(Channel.memory, (payload) =>
+      (payload === MAINTENANCE_SIGNAL ? this.maintenanceDoorbell : this.doorbell).ring(),
+    );
     await queueReembeddingIfNeeded({ ...this.deps, embedder: this.deps.memory.embedder });
     // Memories from before the full-text index (migrations/000007_bm25.sql), or written behind
     // Psyche's back (SQL, a restore), join it at start: looking for them scans every memory,

@@ -13,6 +13,11 @@ export const INFERENCE_QUEUE = "psyche-inference";
 export const MEMORY_QUEUE = "psyche-memory";
 /** Long background work on memories (re-embedding), at maintenance priority. */
 export const MAINTENANCE_QUEUE = "psyche-maintenance";
+/**
+ * The payload of a Channel.memory signal for a maintenance job (a consolidation, a re-embedding);
+ * without it the signal is for a turn's memory, and only that loop fetches (workers/memory-worker.ts).
+ */
+export const MAINTENANCE_SIGNAL = "maintenance";
 
 /** Higher runs first. Chat always wins. */
 export const Priority = {

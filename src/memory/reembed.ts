@@ -16,7 +16,7 @@ import {
 } from "../db/sql/embedding-runs.js";
 import { ensureVectorIndex, setEmbeddings } from "../db/sql/memories.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
-import { inTransactionDb, MAINTENANCE_QUEUE, Priority, type ReembedJob } from "../jobs/queue.js";
+import { inTransactionDb, MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, Priority, type ReembedJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
 import type { Embedder } from "./embedder.js";
 import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
@@ -55,7 +55,7 @@ export async function queueReembeddingIfNeeded(deps: ReembedDeps): Promise<strin
     deps.log.info({ embedder: space.embedder, memories: stale }, "memories carry another embedder's vectors: re-embedding queued");
     return id;
   });
-  if (runId) deps.bus.notify(Channel.memory);
+  if (runId) deps.bus.notify(Channel.memory, MAINTENANCE_SIGNAL);
   return runId;
 }
 

@@ -8,11 +8,10 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { JOURNAL_KINDS, JOURNAL_STATUSES, recentDreams } from "../../db/sql/dreams.js";
 import { reverieJob } from "../../db/sql/pgboss-jobs.js";
-import { DREAM_SIGNAL } from "../../dreams/dream.js";
 import { readDreamSettings } from "../../dreams/settings.js";
 import { dreamStatus, wakeUp } from "../../dreams/status.js";
 import { Channel } from "../../jobs/bus.js";
-import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, Priority } from "../../jobs/queue.js";
+import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, Priority } from "../../jobs/queue.js";
 import { buildReverie, queueReverie } from "../../dreams/queue-reverie.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
@@ -86,7 +85,7 @@ export function dreamRoutes(deps: WebServices): Hono {
       if (!id) throw new ApiError(503, "service_unavailable", "the queue did not accept the job");
       ids.push(id);
     }
-    if (kind === "consolidate") deps.bus.notify(Channel.memory, DREAM_SIGNAL);
+    if (kind === "consolidate") deps.bus.notify(Channel.memory, MAINTENANCE_SIGNAL);
     return c.json(
       { object: "list", data: ids.map((id) => ({ object: "dream.job", id, kind, focus: focus ?? null, status: "queued" })) },
       202,
