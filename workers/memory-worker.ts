@@ -65,7 +65,7 @@ export class MemoryWorker {
   constructor(private readonly deps: MemoryWorkerDeps) {}
 
   async start(): Promise<void> {
-    // A chat's end rang both loops: each turn's memory cost an empty maintenance fetch too.
+    // Each loop wakes for its own work: ringing both cost an empty maintenance fetch per chat.
     this.unsubscribe = this.deps.bus.subscribe(Channel.memory, (payload) =>
       (payload === MAINTENANCE_SIGNAL ? this.maintenanceDoorbell : this.doorbell).ring(),
     );
