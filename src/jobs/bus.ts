@@ -114,21 +114,33 @@ export class NotifyBus extends LocalBus {
     return undefined;
   }
 
-  /** Signals for other processes not sent yet: those of one turn of the event loop go together. */
+  /** Signals for other processes not sent yet. */
   private pending: { channel: string; payload: string }[] = [];
+  /** Whether a statement of signals is on its way: those that come meanwhile wait for it. */
+  private sending = false;
 
   override notify(channel: Channel, payload = ""): void {
     super.notify(channel, payload);
-    // One statement for every signal of this turn of the event loop: in a burst of chats each
-    // turn sent five, each a round trip on the pool that the turns' own queries wait behind.
-    if (this.pending.push({ channel, payload: `${this.origin}|${payload}` }) > 1) return;
-    setImmediate(() => {
-      const signals = this.pending;
-      this.pending = [];
-      notifyAll(this.pool, signals).catch((err: unknown) => {
+    // One statement for every signal of this turn of the event loop, and one at a time: the
+    // signals that come while one is on its way go together in the next. In a burst of 40
+    // chats each chat cost three notify statements, each a round trip on the pool that the
+    // turns' own queries wait behind; one at a time also keeps their order across connections.
+    if (this.pending.push({ channel, payload: `${this.origin}|${payload}` }) > 1 || this.sending) return;
+    setImmediate(() => this.send());
+  }
+
+  private send(): void {
+    const signals = this.pending;
+    this.pending = [];
+    this.sending = true;
+    notifyAll(this.pool, signals)
+      .catch((err: unknown) => {
         this.log.debug({ err, signals: signals.length }, "pg_notify failed; consumers will poll");
+      })
+      .finally(() => {
+        this.sending = false;
+        if (this.pending.length > 0) this.send();
       });
-    });
   }
 
   override async close(): Promise<void> {
