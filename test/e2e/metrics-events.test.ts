@@ -211,6 +211,8 @@ t.test("memories and the mood: stored, folded and moved, each an event", async (
 });
 
 t.test("a client that comes after a minute of quiet is an event", async (t) => {
+  // A process writes presence at most once a second (http/presence.ts): past the last test's.
+  await new Promise((r) => setTimeout(r, 1100));
   await psyche.db.pool.query("update activity set last_request_at = now() - interval '5 minutes'");
   const from = (await psyche.db.pool.query("select coalesce(max(id), 0)::text as id from events")).rows[0].id;
   await fetch(`${psyche.url}/v1/models`);

@@ -1,7 +1,9 @@
 // Presence: any authenticated request counts as someone being there, for the dream delay and the
 // wake lock, not chat turns alone. An agent using the memory API or MCP keeps Psyche awake;
-// a refused request, or a page watching the dream life, does not.
+// a refused request, or a page watching the dream life, does not; requests close together ask to
+// write it once (src/http/presence.ts).
 import t from "tap";
+import pg from "pg";
 import { startPsyche } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
 
@@ -50,4 +52,25 @@ t.test("refused requests and reads of the dream life do not count; once quiet, i
   t.equal(await lastRequest(), before, "neither moved it");
   await until("a dream once quiet", async () => ((await dreams()) > 0 ? true : undefined), 20_000);
   t.pass("quiet for the dream delay: it dreamt");
+});
+
+t.test("requests close together ask to write presence once, not each", async (t) => {
+  await sleep(1100); // past this process's last write
+  const original = pg.Client.prototype.query;
+  let touches = 0;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const first = args[0] as string | { text?: string };
+    if (/update activity set last_request_at/.test(typeof first === "string" ? first : (first?.text ?? ""))) touches++;
+    return (original as (...x: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    for (let i = 0; i < 6; i++) t.equal((await fetch(`${psyche.url}/v1/models`, { headers: auth })).status, 200);
+    await sleep(100);
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  // Six requests well within two seconds: the first writes, at most one more after a second.
+  t.ok(touches >= 1 && touches <= 2, `${touches} writes asked for six requests`);
+  const last = await lastRequest();
+  t.ok(last && Date.now() - new Date(last).getTime() < 2000, "and presence was recorded");
 });
