@@ -2,6 +2,7 @@
 // first token), then at most one write per `flushMs()`. Each write signals the turn's channel
 // and reports whether the turn was cancelled or taken from this worker.
 import { appendEvent } from "../db/sql/turn-events.js";
+import type { TailEvent } from "../db/sql/turns.js";
 import type { Queryable } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { encodeTurnSignal } from "../jobs/turn-signal.js";
@@ -75,6 +76,22 @@ export class EventWriter {
     if (this.stopped) return;
     this.stopped = true;
     this.o.onStop(reason);
+  }
+
+  /**
+   * Waits for the writes under way and hands over what is still buffered, unwritten, as the
+   * next event: the turn's end writes it in its own statement (db/sql/turns.ts, finishTurn).
+   * Undefined when nothing is left, or the turn was lost.
+   */
+  async drain(): Promise<TailEvent | undefined> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.inFlight;
+    if (!this.buffer || this.lost) return undefined;
+    const tail = { seq: ++this.seq, content: this.buffer, tokens: this.tokens };
+    this.buffer = "";
+    this.tokens = 0;
+    return tail;
   }
 
   /** Writes whatever is buffered and waits for all writes. */

@@ -231,7 +231,9 @@ async function generateTurn(
       if (!stopReason) throw err;
       result = { text: "", finishReason: "stop", promptTokens: 0, completionTokens: 0, toolCalls: [], serverToolCalls: [] };
     }
-    await writer.flush();
+    // A turn handed on leaves its text for the next worker; one that ends here writes the last
+    // of it with its end.
+    const tail = stopReason === "handed-off" ? await writer.flush().then(() => undefined) : await writer.drain();
     if (writer.failure) throw writer.failure;
     if (writer.lost || stopReason === "lost") return "lost";
     if (stopReason === "handed-off") return "handed-off";
@@ -269,9 +271,12 @@ async function generateTurn(
         memoryJob: finishReason === "cancelled" ? undefined : await sendStatement(deps.boss, MEMORY_QUEUE, memoryJob, { id: randomUUID() }),
         // Its job completes with it: the worker has nothing more to tell pg-boss (RunTurnOutcome).
         chatJob: { queue: INFERENCE_QUEUE, id: jobId },
+        tail,
       },
     );
-    // The closing event rides on the signal, committed: a follower relays it without reading it back.
+    // The last text and the closing event ride on the signals, committed: a follower relays
+    // them without reading them back.
+    if (closing && tail) deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id, { seq: tail.seq, kind: "delta", content: tail.content }));
     deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id, closing));
     if (closing) deps.bus.notify(Channel.memory);
     if (!closing) return "lost";

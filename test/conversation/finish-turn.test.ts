@@ -163,3 +163,31 @@ t.test("through the worker, a chat's job is completed once, with the turn", asyn
   t.same(row, { status: "done", job: "completed" });
   t.equal(completes, 0, "the worker did not complete it again through pg-boss");
 });
+
+t.test("the stream's last text goes in with the turn's end, just before its closing event", async (t) => {
+  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
+  const { pool, boss } = psyche.db;
+  await psyche.worker.stop(1000);
+  const workerId = randomUUID();
+  const events = async (turnId: string) =>
+    (await pool.query("select seq, kind, content, tokens from turn_events where turn_id = $1 order by seq", [turnId])).rows;
+
+  const turnId = await runningTurn(t, psyche, workerId);
+  // The first token was written as it came (conversation/event-writer.ts); the rest is the tail.
+  await pool.query("insert into turn_events (turn_id, seq, kind, content, tokens) values ($1, 1, 'delta', 'hi', 1)", [turnId]);
+  const { pool: counted, statements } = countedPool(pool);
+  const job = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId }, { id: randomUUID() });
+  const tail = { seq: 2, content: " back", tokens: 1 };
+  const closing = await finishTurn(counted, turnId, workerId, result, reply, { memoryJob: job, tail });
+  t.equal(statements.length, 1, "one statement");
+  t.match(closing, { seq: 3, kind: "done" });
+  t.same(await events(turnId), [
+    { seq: 1, kind: "delta", content: "hi", tokens: 1 },
+    { seq: 2, kind: "delta", content: " back", tokens: 1 },
+    { seq: 3, kind: "done", content: "stop", tokens: 0 },
+  ]);
+
+  const theirs = await runningTurn(t, psyche, randomUUID());
+  t.equal(await finishTurn(pool, theirs, workerId, result, reply, { tail: { seq: 1, content: "x", tokens: 1 } }), undefined);
+  t.same(await events(theirs), [], "a turn the worker no longer holds gets no tail either");
+});

@@ -237,6 +237,13 @@ export async function takeQueuedTurn(db: Queryable, id: string, queue: string, w
   return { jobId, turn: turn.id ? turn : undefined };
 }
 
+/** A turn's last streamed text, written with its end (finishTurn). */
+export interface TailEvent {
+  seq: number;
+  content: string;
+  tokens: number;
+}
+
 export interface TurnResult {
   content: string;
   finishReason: FinishReason;
@@ -256,7 +263,9 @@ export interface TurnResult {
  * with, where given. Returns the closing event, or undefined (nothing written, no job queued or
  * completed) if the worker no longer holds the turn. One round trip: as a transaction (begin,
  * this, the job, commit) it was four, and pg-boss's complete one more, each a wake of the
- * backend that the next turns in a burst wait behind (bench/vs-llama-server.ts).
+ * backend that the next turns in a burst wait behind (bench/vs-llama-server.ts). `tail`, the
+ * stream's last text not yet written (conversation/event-writer.ts), goes in as its delta event
+ * just before the closing one: a separate write was one more round trip for every turn.
  */
 export async function finishTurn(
   db: Queryable,
@@ -264,7 +273,15 @@ export async function finishTurn(
   workerId: string,
   r: TurnResult,
   reply: NewMessage,
-  { memoryJob, chatJob }: { memoryJob?: ForeignStatement | undefined; chatJob?: { queue: string; id: string } | undefined } = {},
+  {
+    memoryJob,
+    chatJob,
+    tail,
+  }: {
+    memoryJob?: ForeignStatement | undefined;
+    chatJob?: { queue: string; id: string } | undefined;
+    tail?: TailEvent | undefined;
+  } = {},
 ): Promise<TurnEvent | undefined> {
   const m = messageArrays([reply]);
   const values = [
@@ -284,6 +301,8 @@ export async function finishTurn(
     m.toolCallIds[0],
     ...(chatJob ? [chatJob.id] : []),
   ];
+  const tailAt = values.length + 1;
+  if (tail) values.push(tail.seq, tail.content, tail.tokens);
   // A data-modifying CTE runs whatever the others do: the job's insert is undone only by the
   // statement failing, a division by zero where the turn was not the worker's to finish (`fin`
   // is empty) or pg-boss inserted nothing (`job`). The chat job's id comes through `fin`: a turn
@@ -309,9 +328,17 @@ export async function finishTurn(
                 $10, $11, $12, $13::jsonb, $14, f.id
          from fin f
          returning 1),
+       ${
+         tail
+           ? `tail as (
+         insert into turn_events (turn_id, seq, kind, content, tokens)
+         select f.id, $${tailAt}::int, 'delta', $${tailAt + 1}, $${tailAt + 2}::int from fin f
+         returning seq),`
+           : ""
+       }
        closing as (
          insert into turn_events (turn_id, seq, kind, content)
-         select f.id, coalesce((select max(e.seq) from turn_events e where e.turn_id = f.id), 0) + 1, 'done', $3
+         select f.id, greatest(coalesce((select max(e.seq) from turn_events e where e.turn_id = f.id), 0)${tail ? ", (select seq from tail)" : ""}) + 1, 'done', $3
          from fin f
          returning seq),
        touched as (
