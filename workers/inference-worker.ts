@@ -1,5 +1,6 @@
 // The inference worker: the one process that owns the model. It takes jobs by priority the
-// moment it is signalled (polling only as the fallback): chats up to the engine's slots at once,
+// moment it is signalled (polling only as the fallback): chats up to twice the engine's slots at
+// once (those beyond the slots wait in the engine's line, their bookkeeping done),
 // a reverie only alone (a chat that comes wakes it; one that runs keeps it queued). A chat
 // signalled while the queue was otherwise empty is taken by its turn's id, not fetched.
 import { randomUUID } from "node:crypto";
@@ -139,18 +140,29 @@ export class InferenceWorker {
     return Math.max(1, this.deps.engine.parallel ?? 1);
   }
 
+  /**
+   * Chats taken at once: twice the slots where the engine lines up the chats beyond them
+   * (InferenceEngine.waitsForSlot). A turn holds its slot only while it generates; claiming it,
+   * recalling its memories and writing its end are done beside the others' generation, not in a
+   * slot left idle meanwhile: a short chat spent a quarter of its time there (40 short chats at
+   * once, 4 slots, on PostgreSQL).
+   */
+  private get takes(): number {
+    return this.deps.engine.waitsForSlot ? this.slots * 2 : this.slots;
+  }
+
   private async run(): Promise<void> {
     while (!this.stopping) {
       try {
-        if (this.chats.size >= this.slots) {
-          // Every slot busy: the next job waits in the queue (where a reverie sees it) until one frees.
+        if (this.chats.size >= this.takes) {
+          // As many taken as may be: the next job waits in the queue (where a reverie sees it) until one ends.
           await this.doorbell.wait(this.deps.pollMs);
           continue;
         }
         // As many as there are free slots, in priority order (chats before dreams). Fewer than
         // asked means the queue was empty then: wait for the doorbell (a job queued since rang
         // it) rather than ask again for nothing.
-        const free = this.slots - this.chats.size;
+        const free = this.takes - this.chats.size;
         if (!this.mustFetch && this.signalled.length > 0 && this.signalled.length <= free) {
           await this.takeSignalled();
           if (!this.mustFetch && !(await this.idle.wait(this.doorbell))) this.mustFetch = true;
@@ -242,7 +254,7 @@ export class InferenceWorker {
   /** Starts a chat beside the others; `taken` where its job was taken with the turn's claim. */
   private startChat(jobId: string, turnId: string, taken?: TakenTurn): void {
     const chat = this.chat(jobId, turnId, taken).finally(() => {
-      const wasFull = this.chats.size >= this.slots;
+      const wasFull = this.chats.size >= this.takes;
       this.chats.delete(chat);
       // The loop waits on the doorbell for a free slot, or for the chats to end before a
       // reverie. Otherwise a chat's end leaves nothing new to fetch (a job queued meanwhile
@@ -257,7 +269,7 @@ export class InferenceWorker {
     const controller = new AbortController();
     this.current.set(jobId, controller);
     try {
-      const deps = { ...this.deps, workerId: this.id, streams: () => this.chats.size };
+      const deps = { ...this.deps, workerId: this.id, streams: () => Math.min(this.chats.size, this.slots) };
       const outcome = await runTurn(deps, turnId, jobId, controller.signal, taken);
       this.count(outcome);
       if (outcome === "handed-off") {

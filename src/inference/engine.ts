@@ -72,6 +72,12 @@ export interface InferenceEngine {
   readonly contextSize?: number | undefined;
   /** Chats it generates at once (its slots); unset: one at a time. */
   readonly parallel?: number | undefined;
+  /**
+   * Whether a chat's generate() called while every slot is busy waits its turn for one (first
+   * come, first served; its signal ends the wait). The worker then takes chats ahead of the
+   * slots, so that their bookkeeping is done while the slots generate.
+   */
+  readonly waitsForSlot?: boolean | undefined;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   /** Tokens `text` takes in this model's vocabulary (for prompt budgets). */
   countTokens(text: string): number;

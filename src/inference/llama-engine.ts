@@ -154,6 +154,8 @@ const PROMPT_CHUNK = 4;
 export class LlamaEngine implements InferenceEngine {
   readonly modelName: string;
   readonly parallel: number;
+  /** Chats beyond the slots wait in the slot pool's line (inference/slots.ts). */
+  readonly waitsForSlot = true;
   private readonly chatWrapper: ChatWrapper;
   private readonly slots: SlotPool<ChatSlot>;
   private readonly dreamSlot: ChatSlot;
@@ -301,7 +303,7 @@ export class LlamaEngine implements InferenceEngine {
       this.dreamQueue = run.catch(() => undefined);
       return run;
     }
-    const slot = await this.slots.acquire(tokens);
+    const slot = await this.slots.acquire(tokens, request.signal);
     try {
       await this.keepAndLoad(slot.value, tokens, request.conversation);
       slot.value.conversation = request.conversation;

@@ -147,14 +147,40 @@ export class SlotPool<T> {
     return this.entries.filter((e) => e.busy).length;
   }
 
-  /** The best free slot for `prompt`, now or once one is released (first come, first served). */
-  acquire(prompt: readonly number[]): Promise<Slot<T>> {
+  /**
+   * The best free slot for `prompt`, now or once one is released (first come, first served).
+   * A wait ends with `signal`'s reason when it aborts first: a chat cancelled while it waits
+   * gives up its place.
+   */
+  acquire(prompt: readonly number[], signal?: AbortSignal): Promise<Slot<T>> {
     const entry = this.choose(prompt);
     if (entry && this.waiting.length === 0) {
       entry.busy = true;
       return Promise.resolve(entry.slot);
     }
-    return new Promise((resolve) => this.waiting.push({ prompt, resolve }));
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at === -1) return;
+        this.waiting.splice(at, 1);
+        reject(signal!.reason as Error);
+      };
+      const waiter = {
+        prompt,
+        resolve: (slot: Slot<T>) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(slot);
+        },
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** Calls waiting for a slot. */
+  get waiters(): number {
+    return this.waiting.length;
   }
 
   release(slot: Slot<T>): void {

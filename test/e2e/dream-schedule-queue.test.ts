@@ -58,13 +58,20 @@ t.test("an idle thought: once per quiet spell in an open conversation (a client-
 
 t.test("no dream while a chat waits: a queued chat runs before a queued dream; a fetched dream goes back", async (t) => {
   // One slot: a long chat keeps the worker's only slot busy while the queue is arranged (with
-  // more, the next chat would run beside it; test/e2e/parallel-chats.test.ts has that case).
+  // more, the next chat would run beside it; test/e2e/parallel-chats.test.ts has that case),
+  // and a short one its line.
   const psyche = await startPsyche(t, { recallPromptTokens: 0, maxTokens: 4000, parallel: 1 });
   const pool = psyche.db.pool;
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
   const long = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "a long story" }], max_tokens: 3000 });
   await until("the long chat to run", async () =>
     (await pool.query("select 1 from turns where status = 'running'")).rows[0] ? true : undefined,
+  );
+  // The worker takes one more chat than its slot, to wait in line (workers/inference-worker.ts):
+  // this one fills the line, so that the next stays in the queue.
+  const inLine = client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "in line" }], max_tokens: 4 });
+  await until("the line to fill", async () =>
+    (await pool.query("select count(*)::int as n from turns where status = 'running'")).rows[0].n === 2 ? true : undefined,
   );
   const dreamId = await psyche.db.boss.send(
     INFERENCE_QUEUE,
@@ -83,6 +90,7 @@ t.test("no dream while a chat waits: a queued chat runs before a queued dream; a
   await putBack(pool, INFERENCE_QUEUE, dreamId!);
   t.equal((await pool.query("select state::text from pgboss.job where id = $1", [dreamId])).rows[0].state, "created", "back in the queue");
   await long;
+  await inLine;
   await waiting;
   const dream = await until(
     "the dream",

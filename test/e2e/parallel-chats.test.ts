@@ -1,7 +1,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of raw fetch responses */
 // Chats in slots on the real stack (the tiny model, --parallel 3): chats sent at once stream to
 // the end with the text each gets alone; a chat that comes while every slot is busy waits for
-// the first slot to free, not for all of them; a dream yields to chats and waits while they run.
+// the first slot to free, not for all of them; chats beyond the slots are taken ahead and wait in
+// line, where a cancel ends them; a dream yields to chats and waits while they run.
 import t from "tap";
 import { startPsyche } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
@@ -84,6 +85,43 @@ t.test("with every slot busy, a chat waits for the first free slot, not for all"
   t.ok(
     longRows.every((r) => r.finished_at > lateRow.started_at),
     "it started before the long ones ended",
+  );
+});
+
+t.test("chats beyond the slots are taken ahead and wait in line; one cancelled there ends at once", async (t) => {
+  // Greedy, and long enough that the slots stay busy while the rest is checked.
+  const long = [1, 2, 3].map((i) => stream(`a very long story ${i}`, 50 + i, 1500));
+  await until("three chats running", async () => {
+    const n = (await pool.query("select count(*)::int as n from turns where status = 'running'")).rows[0].n;
+    return n >= 3 || undefined;
+  });
+  const start = (content: string) =>
+    fetch(`${psyche.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content }], max_tokens: 6, stream: true }),
+    });
+  const waiting = await start("waits for a slot");
+  const cancelled = await start("cancelled in line");
+  const ids = [waiting, cancelled].map((r) => r.headers.get("x-psyche-turn")!);
+  // Taken ahead of the slots (workers/inference-worker.ts): claimed, their memories recalled, in line.
+  await until("five chats taken", async () => {
+    const n = (await pool.query("select count(*)::int as n from turns where status = 'running'")).rows[0].n;
+    return n >= 5 || undefined;
+  });
+  const res = await fetch(`${psyche.url}/v1/turns/${ids[1]}/cancel`, { method: "POST" });
+  t.equal(res.status, 200);
+  await cancelled.text();
+  const cancelledRow = await turn(ids[1]!);
+  t.match(cancelledRow, { status: "cancelled", content: "" });
+  await waiting.text();
+  const waitingRow = await turn(ids[0]!);
+  t.match(waitingRow, { status: "done" });
+  t.ok(waitingRow.content.length > 0, "the one still in line was answered");
+  const longRows = await Promise.all((await Promise.all(long)).map((r) => turn(r.turnId)));
+  t.ok(
+    longRows.every((r) => r.finished_at > cancelledRow.finished_at),
+    "the cancelled one ended while every slot still generated, not when one freed",
   );
 });
 

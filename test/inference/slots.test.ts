@@ -66,6 +66,24 @@ t.test("all slots busy: prompts wait, and are served in order of arrival", async
   t.same(order, ["c", "d"]);
 });
 
+t.test("a wait ends when its signal aborts: its place goes to the next in line", async (t) => {
+  const pool = new SlotPool<number[]>([[]], (v) => v);
+  const held = await pool.acquire([1]);
+  const cancelled = new AbortController();
+  const waiting = pool.acquire([2], cancelled.signal);
+  const next = pool.acquire([3]);
+  t.equal(pool.waiters, 2);
+  cancelled.abort(new Error("the client went away"));
+  await t.rejects(waiting, /the client went away/);
+  t.equal(pool.waiters, 1, "out of the line");
+  pool.release(held);
+  t.equal((await next).index, held.index, "the slot goes to the one still waiting");
+  const already = new AbortController();
+  already.abort(new Error("gone before it asked"));
+  await t.rejects(pool.acquire([4], already.signal), /gone before it asked/, "all busy and already aborted: no wait at all");
+  t.equal(pool.waiters, 0);
+});
+
 t.test("ties go to the slot unused longest", async (t) => {
   const pool = new SlotPool<number[]>([[], [], []], (v) => v);
   const s0 = await pool.acquire([1]);
