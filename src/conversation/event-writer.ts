@@ -49,15 +49,21 @@ export class EventWriter {
     this.inFlight = this.inFlight.then(() => this.write());
   }
 
-  private async write(): Promise<void> {
-    if (!this.buffer || this.lost) return;
-    const text = this.buffer;
-    const tokens = this.tokens;
+  /** The buffered text as the next event, taken from the buffer; undefined when there is none to write. */
+  private take(): TailEvent | undefined {
+    if (!this.buffer || this.lost) return undefined;
+    const event = { seq: ++this.seq, content: this.buffer, tokens: this.tokens };
     this.buffer = "";
     this.tokens = 0;
+    return event;
+  }
+
+  private async write(): Promise<void> {
+    const event = this.take();
+    if (!event) return;
+    const { seq, content: text, tokens } = event;
     this.lastFlush = Date.now();
     try {
-      const seq = ++this.seq;
       const res = await appendEvent(this.o.pool, this.o.turnId, this.o.workerId, seq, "delta", text, tokens);
       if (!res.written) {
         this.lost = true;
@@ -84,20 +90,19 @@ export class EventWriter {
    * Undefined when nothing is left, or the turn was lost.
    */
   async drain(): Promise<TailEvent | undefined> {
+    this.cancelTimer();
+    await this.inFlight;
+    return this.take();
+  }
+
+  private cancelTimer(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.inFlight;
-    if (!this.buffer || this.lost) return undefined;
-    const tail = { seq: ++this.seq, content: this.buffer, tokens: this.tokens };
-    this.buffer = "";
-    this.tokens = 0;
-    return tail;
   }
 
   /** Writes whatever is buffered and waits for all writes. */
   async flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.cancelTimer();
     this.inFlight = this.inFlight.then(() => this.write());
     await this.inFlight;
   }

@@ -233,7 +233,8 @@ async function generateTurn(
     }
     // A turn handed on leaves its text for the next worker; one that ends here writes the last
     // of it with its end.
-    const tail = stopReason === "handed-off" ? await writer.flush().then(() => undefined) : await writer.drain();
+    if (stopReason === "handed-off") await writer.flush();
+    const tail = stopReason === "handed-off" ? undefined : await writer.drain();
     if (writer.failure) throw writer.failure;
     if (writer.lost || stopReason === "lost") return "lost";
     if (stopReason === "handed-off") return "handed-off";
