@@ -3,12 +3,31 @@
 // statement, one such statement at a time (those that come meanwhile wait for the next), arrive
 // in order, and a process does not hear its own twice.
 import t from "tap";
-import pg from "pg";
-import { createPool } from "../../src/db/pool.js";
+import { createPool, type Pool } from "../../src/db/pool.js";
 import { createLogger } from "../../src/log.js";
 import { Channel, createBus } from "../../src/jobs/bus.js";
 import { TEST_POSTGRES, testDatabaseUrl } from "../helpers/postgres.js";
 import { serverDir } from "../helpers/testdir.js";
+
+/** The sending process's pool, watched: its notify statements, and the most on their way at once. */
+function watchedNotifies(pool: Pool) {
+  const seen = { statements: 0, inFlight: 0, mostInFlight: 0 };
+  const watched = Object.create(pool) as Pool;
+  watched.query = ((...args: unknown[]) => {
+    const result = (pool.query as (...a: unknown[]) => Promise<unknown>).apply(pool, args);
+    if (/pg_notify/.test(String(args[0]))) {
+      seen.statements++;
+      seen.mostInFlight = Math.max(seen.mostInFlight, ++seen.inFlight);
+      void result.finally(() => seen.inFlight--).catch(() => undefined);
+    }
+    return result;
+  }) as Pool["query"];
+  return { pool: watched, seen };
+}
+
+/** Waits for `all` signals to be heard, at most 5 s. */
+const arrived = (all: Promise<void>) =>
+  Promise.race([all, new Promise((_, reject) => setTimeout(() => reject(new Error("not all signals arrived")), 5000))]);
 
 const url = await testDatabaseUrl(serverDir(t));
 if (!url) {
@@ -22,7 +41,8 @@ if (!url) {
       await poolA.end();
       await poolB.end();
     });
-    const a = await createBus({ pool: poolA, connectionString: url, embeddedInProcess: false, log });
+    const sender = watchedNotifies(poolA);
+    const a = await createBus({ pool: sender.pool, connectionString: url, embeddedInProcess: false, log });
     const b = await createBus({ pool: poolB, connectionString: url, embeddedInProcess: false, log });
     t.teardown(async () => {
       await a.close();
@@ -41,25 +61,15 @@ if (!url) {
     );
     a.subscribe(Channel.turn, (p) => heardByA.push(p));
 
-    const original = pg.Client.prototype.query;
-    let notifyStatements = 0;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string };
-      if (/pg_notify/.test(typeof first === "string" ? first : (first?.text ?? ""))) notifyStatements++;
-      return (original as (...x: unknown[]) => unknown).apply(this, args);
-    } as typeof original;
-    try {
-      for (let i = 0; i < 20; i++) a.notify(Channel.turn, `signal ${i}`);
-      await Promise.race([all, new Promise((_, reject) => setTimeout(() => reject(new Error("not all signals arrived")), 5000))]);
-    } finally {
-      pg.Client.prototype.query = original;
-    }
+    const probes = sender.seen.statements;
+    for (let i = 0; i < 20; i++) a.notify(Channel.turn, `signal ${i}`);
+    await arrived(all);
     t.same(
       heardByB,
       Array.from({ length: 20 }, (_, i) => `signal ${i}`),
       "the other process heard all twenty, in order",
     );
-    t.equal(notifyStatements, 1, "in one statement");
+    t.equal(sender.seen.statements - probes, 1, "in one statement");
     await new Promise((r) => setTimeout(r, 200));
     t.equal(heardByA.length, 20, "the sender heard each once (locally), not again from NOTIFY");
   });
@@ -68,7 +78,8 @@ if (!url) {
     const log = createLogger("warn");
     const poolA = createPool(url, 4);
     const poolB = createPool(url, 2);
-    const a = await createBus({ pool: poolA, connectionString: url, embeddedInProcess: false, log });
+    const sender = watchedNotifies(poolA);
+    const a = await createBus({ pool: sender.pool, connectionString: url, embeddedInProcess: false, log });
     const b = await createBus({ pool: poolB, connectionString: url, embeddedInProcess: false, log });
     t.teardown(async () => {
       await a.close();
@@ -83,36 +94,20 @@ if (!url) {
         if (heard.length === 30) resolve();
       }),
     );
-    const original = pg.Client.prototype.query;
-    let statements = 0;
-    let inFlight = 0;
-    let mostInFlight = 0;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const first = args[0] as string | { text?: string };
-      const result = (original as (...x: unknown[]) => unknown).apply(this, args);
-      if (/pg_notify/.test(typeof first === "string" ? first : (first?.text ?? ""))) {
-        statements++;
-        mostInFlight = Math.max(mostInFlight, ++inFlight);
-        void (result as Promise<unknown>).finally(() => inFlight--);
-      }
-      return result;
-    } as typeof original;
-    try {
-      // Ten turns of the event loop, three signals each: a burst of chats' streams.
-      for (let i = 0; i < 10; i++) {
-        for (let j = 0; j < 3; j++) a.notify(Channel.turn, `signal ${i * 3 + j}`);
-        await new Promise((r) => setImmediate(r));
-      }
-      await Promise.race([all, new Promise((_, reject) => setTimeout(() => reject(new Error("not all signals arrived")), 5000))]);
-    } finally {
-      pg.Client.prototype.query = original;
+    const probes = sender.seen.statements;
+    // Ten turns of the event loop, three signals each: a burst of chats' streams.
+    for (let i = 0; i < 10; i++) {
+      for (let j = 0; j < 3; j++) a.notify(Channel.turn, `signal ${i * 3 + j}`);
+      await new Promise((r) => setImmediate(r));
     }
+    await arrived(all);
+    const statements = sender.seen.statements - probes;
     t.same(
       heard,
       Array.from({ length: 30 }, (_, i) => `signal ${i}`),
       "all thirty heard, in order",
     );
-    t.equal(mostInFlight, 1, "one statement at a time");
+    t.equal(sender.seen.mostInFlight, 1, "one statement at a time");
     t.ok(statements < 10, `fewer statements than turns of the loop (${statements})`);
   });
 }
