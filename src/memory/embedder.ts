@@ -1,10 +1,9 @@
 // One Embedder interface over piscina threads (workers/threads/embed.ts). Every memory records
 // the embedder's id; vectors from different ids are never compared.
 import { basename } from "node:path";
-import { Piscina } from "piscina";
 import type { EmbedSpec, EmbedTask, EmbedTaskResult } from "./embed-task.js";
 import { LEXICAL_DIMENSIONS, LEXICAL_EMBEDDER_ID } from "./lexical-embedding.js";
-import { threadFile } from "./thread-file.js";
+import { ThreadPool } from "./thread-pool.js";
 import { UserError, type UserErrorOptions } from "../errors.js";
 
 export interface Embedder {
@@ -35,7 +34,7 @@ export function embedderId(spec: EmbedSpec, dimensions: number): string {
 
 export class ThreadEmbedder implements Embedder {
   private constructor(
-    private readonly pool: Piscina,
+    private readonly threadPool: ThreadPool,
     readonly id: string,
     readonly dimensions: number,
     private readonly threads: number,
@@ -43,21 +42,16 @@ export class ThreadEmbedder implements Embedder {
 
   /** Starts `threads` threads and embeds one probe text to learn the dimensions. */
   static async start(spec: EmbedSpec, threads: number): Promise<ThreadEmbedder> {
-    const pool = new Piscina({
-      filename: threadFile("embed").href,
-      workerData: spec,
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-    });
+    const threadPool = new ThreadPool("embed", threads, spec);
+    const { pool } = threadPool;
     try {
       const probe = (await pool.run({ texts: ["dimensions"] } satisfies EmbedTask)) as EmbedTaskResult;
       const dimensions = probe.vectors[0]?.length ?? 0;
       if (spec.kind === "lexical" && dimensions !== LEXICAL_DIMENSIONS) throw new EmbedderError("lexical embedder gave the wrong size");
       if (dimensions < 1 || dimensions > 16000) throw new EmbedderError(`embedding model gives ${dimensions}-dimensional vectors`);
-      return new ThreadEmbedder(pool, embedderId(spec, dimensions), dimensions, threads);
+      return new ThreadEmbedder(threadPool, embedderId(spec, dimensions), dimensions, threads);
     } catch (err) {
-      await pool.destroy();
+      await threadPool.close();
       if (err instanceof EmbedderError) throw err;
       const what = spec.kind === "gguf" ? `embedding model ${spec.name}` : "built-in embedder";
       throw new EmbedderError(`cannot start the ${what}: ${(err as Error).message}`, { cause: err });
@@ -73,7 +67,7 @@ export class ThreadEmbedder implements Embedder {
     for (let i = 0; i < texts.length; i += size) chunks.push(texts.slice(i, i + size));
     const cancel = new SharedArrayBuffer(4);
     const runs = Promise.all(
-      chunks.map((chunk) => this.pool.run({ texts: chunk, cancel } satisfies EmbedTask) as Promise<EmbedTaskResult>),
+      chunks.map((chunk) => this.threadPool.pool.run({ texts: chunk, cancel } satisfies EmbedTask) as Promise<EmbedTaskResult>),
     ).catch((err: unknown) => {
       throw new EmbedderError(`embedding with ${this.id} failed: ${(err as Error).message}`, { cause: err });
     });
@@ -99,8 +93,8 @@ export class ThreadEmbedder implements Embedder {
     });
   }
 
-  async close(): Promise<void> {
-    await this.pool.destroy();
+  close(): Promise<void> {
+    return this.threadPool.close();
   }
 }
 

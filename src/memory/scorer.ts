@@ -1,7 +1,6 @@
 // Affect and significance in a piscina thread (workers/threads/score.ts).
-import { Piscina } from "piscina";
 import type { ScoreResult, ScoreTask } from "./score-task.js";
-import { threadFile } from "./thread-file.js";
+import { ThreadPool } from "./thread-pool.js";
 
 export interface Scorer {
   score(task: ScoreTask): Promise<ScoreResult>;
@@ -9,22 +8,17 @@ export interface Scorer {
 }
 
 export class ThreadScorer implements Scorer {
-  private readonly pool: Piscina;
+  readonly threads: ThreadPool;
 
   constructor(threads: number) {
-    this.pool = new Piscina({
-      filename: threadFile("score").href,
-      minThreads: threads,
-      maxThreads: threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-    });
+    this.threads = new ThreadPool("score", threads);
   }
 
   score(task: ScoreTask): Promise<ScoreResult> {
-    return this.pool.run(task) as Promise<ScoreResult>;
+    return this.threads.pool.run(task) as Promise<ScoreResult>;
   }
 
-  async close(): Promise<void> {
-    await this.pool.destroy();
+  close(): Promise<void> {
+    return this.threads.close();
   }
 }

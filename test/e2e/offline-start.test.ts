@@ -74,8 +74,11 @@ t.test(
       models.data.some((m) => m.id === "psyche-lexical-256"),
       "the built-in embedder serves",
     );
+    // Stopped right after start: a thread still loading must not take the process down
+    // (memory/thread-pool.ts). Its last words, should it exit otherwise.
     psyche.child.kill("SIGTERM");
-    t.equal(await psyche.exited, 0);
+    const exited = await psyche.exited;
+    t.equal(exited, 0, "a clean exit", exited === 0 ? {} : { output: psyche.output().split("\n").slice(-40).join("\n") });
   },
 );
 

@@ -6,6 +6,7 @@ import { getLlama, LlamaLogLevel, type LlamaEmbeddingContext } from "node-llama-
 import { EmbedSpecSchema, type EmbedSpec, type EmbedTaskResult, EmbedTaskSchema } from "../../src/memory/embed-task.js";
 import { lexicalEmbedding } from "../../src/memory/lexical-embedding.js";
 import { parseTask } from "../../src/memory/parse-task.js";
+import { sayLoaded } from "../../src/memory/thread-loaded.js";
 
 type EmbedOne = (text: string) => Promise<Float32Array>;
 
@@ -49,3 +50,5 @@ export default async function embed(task: unknown): Promise<EmbedTaskResult> {
   }
   return { vectors, cancelled: false };
 }
+
+sayLoaded();
