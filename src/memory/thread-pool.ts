@@ -5,8 +5,16 @@
 // still loading, died that way (test/e2e/offline-start.test.ts on CI). Each thread says when it
 // has loaded (memory/thread-loaded.ts); closing waits for that, within a limit, then destroys.
 import { Piscina } from "piscina";
-import { threadFile } from "./thread-file.js";
 import { THREAD_LOADED } from "./thread-loaded.js";
+
+/**
+ * Piscina threads run compiled JavaScript. From the build (dist/src/...) the thread files sit
+ * beside it in dist/workers/threads; from the TypeScript sources (tests) they are the build's.
+ */
+function threadFile(name: "embed" | "score"): URL {
+  const here = import.meta.url;
+  return here.endsWith(".ts") ? new URL(`../../dist/workers/threads/${name}.js`, here) : new URL(`../../workers/threads/${name}.js`, here);
+}
 
 /** How long closing waits for threads still loading before terminating them anyway. */
 const LOAD_WAIT_MS = 10_000;
@@ -14,13 +22,10 @@ const LOAD_WAIT_MS = 10_000;
 export class ThreadPool {
   readonly pool: Piscina;
   private loaded = 0;
-  private heard: (() => void) | undefined;
+  /** Settles once every thread has said it loaded. */
+  private readonly allLoaded: Promise<void>;
 
-  constructor(
-    name: "embed" | "score",
-    private readonly threads: number,
-    workerData?: unknown,
-  ) {
+  constructor(name: "embed" | "score", threads: number, workerData?: unknown) {
     this.pool = new Piscina({
       filename: threadFile(name).href,
       ...(workerData === undefined ? {} : { workerData }),
@@ -28,10 +33,10 @@ export class ThreadPool {
       maxThreads: threads,
       idleTimeout: Number.POSITIVE_INFINITY,
     });
-    this.pool.on("message", (message: unknown) => {
-      if (message !== THREAD_LOADED) return;
-      this.loaded++;
-      this.heard?.();
+    this.allLoaded = new Promise<void>((resolve) => {
+      this.pool.on("message", (message: unknown) => {
+        if (message === THREAD_LOADED && ++this.loaded >= threads) resolve();
+      });
     });
   }
 
@@ -41,16 +46,9 @@ export class ThreadPool {
   }
 
   async close(): Promise<void> {
-    if (this.loaded < this.threads) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, LOAD_WAIT_MS);
-        this.heard = () => {
-          if (this.loaded < this.threads) return;
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.allLoaded, new Promise<void>((resolve) => (timer = setTimeout(resolve, LOAD_WAIT_MS)))]);
+    clearTimeout(timer);
     await this.pool.destroy();
   }
 }
