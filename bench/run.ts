@@ -155,7 +155,7 @@ if (part("wake")) {
   const one = await benchWake(config, log, await createLlamaEngine(config, log), trials);
   // A burst as many as the chat slots: the dream must wake as fast when they all come at once.
   const engine = await createLlamaEngine(config, log);
-  const burst = await benchWake({ ...config, dataDir: join(dataDir, "wake-burst") }, log, engine, trials, engine.parallel ?? 1);
+  const burst = await benchWake({ ...config, dataDir: join(dataDir, "wake-burst") }, log, engine, trials, engine.slots ?? 1);
   wake = { date: new Date().toISOString(), model: BENCH_SHAPE.name, threads: cores, ...one, burst };
 }
 

@@ -2,7 +2,7 @@
 // path (web -> pg-boss -> worker -> turn_events -> SSE), in one process, one run, same engine.
 import { once } from "node:events";
 import { Worker } from "node:worker_threads";
-import type { InferenceEngine, PromptMessage } from "../src/inference/engine.js";
+import type { Generator, InferenceEngine, PromptMessage } from "../src/inference/engine.js";
 import { buildPrompt } from "../src/conversation/run-turn.js";
 import type { Config } from "../src/config.js";
 import type { Logger } from "../src/log.js";
@@ -28,11 +28,11 @@ const quartiles = (xs: number[]): [number, number] => {
 /** Tokens per second over the decode phase: tokens after the first, over the time after it. */
 const decodeRate = (tokens: number, firstAt: number, lastAt: number) => (lastAt > firstAt ? ((tokens - 1) * 1000) / (lastAt - firstAt) : 0);
 
-async function rawSample(engine: InferenceEngine, messages: PromptMessage[], maxTokens: number): Promise<Sample> {
+async function rawSample(model: Generator, messages: PromptMessage[], maxTokens: number): Promise<Sample> {
   const start = performance.now();
   let firstAt = 0;
   let lastAt = 0;
-  const result = await engine.generate({
+  const result = await model.generate({
     messages,
     maxTokens,
     seed: 1,
@@ -76,12 +76,12 @@ export interface StreamBenchResult {
  * alike. Each question starts with its path's name: both diverge from the cached prefix (the
  * persona) at the same token, so both evaluate the same amount of prompt. Pair 0 warms up.
  */
-async function pairs(config: Config, engine: InferenceEngine, client: Worker, runs: number, maxTokens: number) {
+async function pairs(config: Config, model: Generator, client: Worker, runs: number, maxTokens: number) {
   const raw: Sample[] = [];
   const http: Sample[] = [];
   for (let i = 0; i <= runs; i++) {
     const question = (path: string) => `${path} asks, ${i}: what did you dream about last night, and why?`;
-    const r = await rawSample(engine, buildPrompt(config.persona, [{ role: "user", content: question("raw") }]), maxTokens);
+    const r = await rawSample(model, buildPrompt(config.persona, [{ role: "user", content: question("raw") }]), maxTokens);
     const h = await httpSample(client, question("web"), maxTokens);
     if (i > 0) {
       raw.push(r);
@@ -115,8 +115,10 @@ export async function benchStreamVsRaw(
     const client = new Worker(clientFile, { workerData: { baseURL: `${psyche.url}/v1` } });
     await once(client, "online");
     try {
-      const { raw, http } = await pairs(config, engine, client, runs, maxTokens);
-      const first = await pairs(config, engine, client, ttftRuns, 1);
+      // Raw: the worker's own scheduler, with no server around it (the slots are the same).
+      const model = psyche.worker.scheduler;
+      const { raw, http } = await pairs(config, model, client, runs, maxTokens);
+      const first = await pairs(config, model, client, ttftRuns, 1);
       const ttftRaw = first.raw.map((s) => s.ttftMs);
       const ttftHttp = first.http.map((s) => s.ttftMs);
       const diffs = ttftHttp.map((h, i) => h - ttftRaw[i]!);

@@ -1,7 +1,7 @@
-// The inference worker: the one process that owns the model. It takes jobs by priority the
-// moment it is signalled (polling only as the fallback): chats up to twice the engine's slots at
-// once (those beyond the slots wait in the engine's line, their bookkeeping done),
-// a reverie only alone (a chat that comes wakes it; one that runs keeps it queued). A chat
+// The inference worker: the one process that owns the model. Its loop fetches and hands over,
+// as pg-boss's worker.ts does: it asks the scheduler (inference/scheduler.ts) how many jobs it may
+// take, takes them the moment it is signalled (polling only as the fallback), and hands them to
+// the scheduler, which decides what runs, what waits and what goes back to the queue. A chat
 // signalled while the queue was otherwise empty is taken by its turn's id, not fetched.
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
@@ -13,10 +13,11 @@ import { heartbeat, markWorkerStopped, registerWorker } from "../src/db/sql/work
 import { Channel, type SignalBus } from "../src/jobs/bus.js";
 import { Doorbell } from "../src/jobs/doorbell.js";
 import { PollBackoff } from "../src/jobs/poll-backoff.js";
-import { INFERENCE_QUEUE, InferenceJobSchema } from "../src/jobs/queue.js";
+import { INFERENCE_QUEUE, type InferenceJob, InferenceJobSchema } from "../src/jobs/queue.js";
 import { closeAbandonedReveries, reclaimOrphanedTurns, resumeStrandedTurns } from "../src/jobs/reclaim.js";
 import { HandOff, runTurn } from "../src/conversation/run-turn.js";
 import type { InferenceEngine } from "../src/inference/engine.js";
+import { ModelScheduler, type ScheduledJob, WAKE_DEADLINE_MS } from "../src/inference/scheduler.js";
 import type { Recall } from "../src/memory/recall.js";
 import type { Memory } from "../src/memory/memory.js";
 import type { MoodKeeper } from "../src/mood/mood-keeper.js";
@@ -25,10 +26,14 @@ import { putBack } from "../src/db/sql/pgboss-jobs.js";
 import { type TakenTurn, takeQueuedTurn } from "../src/db/sql/turns.js";
 import type { ServerTools } from "../src/memory/memory-tools.js";
 
-const isChatJob = (job: PgBoss.Job<unknown>) => InferenceJobSchema.safeParse(job.data).data?.kind === "chat";
-
-/** A chat's signal carries its turn's id (conversation/start-turn.ts); a reverie's, a word. */
+/** A chat's signal carries its turn's id (conversation/open-turn.ts); a reverie's, a word. */
 const signalledTurn = (payload: string) => z.uuid().safeParse(payload).success;
+
+/** A job as the worker hands it over: its pg-boss id, its payload, and the claim where it was taken with one. */
+interface WorkerJob extends ScheduledJob {
+  data: InferenceJob;
+  taken?: TakenTurn | undefined;
+}
 
 export interface InferenceWorkerDeps {
   pool: Pool;
@@ -58,37 +63,48 @@ export interface InferenceWorkerDeps {
 export class InferenceWorker {
   readonly id = randomUUID();
   private readonly doorbell = new Doorbell();
-  /** The wait after a fetch that found fewer jobs than free slots (jobs/poll-backoff.ts). */
+  /** The wait after a fetch that found fewer jobs than there was room for (jobs/poll-backoff.ts). */
   private readonly idle: PollBackoff;
   private readonly host = hostname();
   private stopping = false;
   private loop: Promise<void> | undefined;
-  /** The jobs in progress: their controllers (aborted with a HandOff on a forced stop). */
-  private readonly current = new Map<string, AbortController>();
-  /** Chats in progress, each a promise settled when it ends. */
-  private readonly chats = new Set<Promise<void>>();
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
-  /** Dreams' scoring and memory, still running after the worker moved on. */
-  private readonly afterDreams = new Set<Promise<void>>();
+  /** Work that outlives a reverie's job (its scoring and memories), waited for on stop. */
+  private readonly afterwards = new Set<Promise<void>>();
   /** Jobs finished since start, by outcome; for /metrics and tests. */
   readonly outcomes = new Map<string, number>();
-  /** A reverie went back to the queue for the chats running: their ends ring the loop. */
-  private reverieWaits = false;
   /** Turns whose generation lost the database, to resume once it is back. */
   private readonly stranded = new Set<string>();
   /**
    * Turns signalled since the last fetch found the queue empty. While only such signals came,
    * they name everything that waits, and each is taken with its claim in one statement
    * (db/sql/turns.ts, takeQueuedTurn) instead of pg-boss's fetch and then the claim: on the
-   * embedded database the fetch was 5-9 ms of a chat's first token.
+   * first token's path (docs/benchmarks.md, "A turn's way in").
    */
   private signalled: string[] = [];
-  /** Something may wait that no chat's signal named (a reverie, a retry, a freed slot's queue): the next look fetches. */
+  /** Something may wait that no chat's signal named (a reverie, a retry, a job beyond those taken): the next look fetches. */
   private mustFetch = true;
+  /** The model's time: who runs, where, and what goes back to the queue. */
+  readonly scheduler: ModelScheduler<WorkerJob>;
 
   constructor(private readonly deps: InferenceWorkerDeps) {
     this.idle = new PollBackoff({ pollMs: deps.pollMs, complete: () => deps.bus.complete });
+    this.scheduler = new ModelScheduler<WorkerJob>(deps.engine, {
+      runChat: (job, signal) => this.chat(job, signal),
+      runReverie: (job, controller) => this.reverie(job, controller),
+      abandoned: (job, run) => {
+        deps.log.warn(
+          { jobId: job.id, kind: job.data.kind },
+          `the reverie did not stop within ${WAKE_DEADLINE_MS} ms of being told to: abandoned, the chats go first`,
+        );
+        this.count(`${job.data.kind}-abandoned`);
+        this.keep(run);
+      },
+      // The queue's operation; when to use it is the scheduler's to decide.
+      returnToQueue: (job) => putBack(deps.pool, INFERENCE_QUEUE, job.id),
+      look: () => this.look(),
+    });
   }
 
   async start(): Promise<void> {
@@ -130,64 +146,33 @@ export class InferenceWorker {
     await closeAbandonedReveries(this.reclaimDeps());
   }
 
-  /** Chats this worker is generating now. */
+  /** Chats this worker is generating or has in line now. */
   get generating(): number {
-    return this.chats.size;
-  }
-
-  /** Chats the engine generates at once. */
-  private get slots(): number {
-    return Math.max(1, this.deps.engine.parallel ?? 1);
-  }
-
-  /**
-   * Chats taken at once: twice the slots where the engine lines up the chats beyond them
-   * (InferenceEngine.waitsForSlot). A turn holds its slot only while it generates; claiming it,
-   * recalling its memories and writing its end are done beside the others' generation, not in a
-   * slot left idle meanwhile: a short chat spent a quarter of its time there (40 short chats at
-   * once, 4 slots, on PostgreSQL).
-   */
-  private get takes(): number {
-    return this.deps.engine.waitsForSlot ? this.slots * 2 : this.slots;
+    return this.scheduler.chatsUnderWay;
   }
 
   private async run(): Promise<void> {
     while (!this.stopping) {
       try {
-        if (this.chats.size >= this.takes) {
-          // As many taken as may be: the next job waits in the queue (where a reverie sees it) until one ends.
+        const room = this.scheduler.room();
+        if (room === 0) {
+          // The scheduler takes nothing now: a chat's end or a reverie's rings when it may.
           await this.doorbell.wait(this.deps.pollMs);
           continue;
         }
-        // As many as there are free slots, in priority order (chats before dreams). Fewer than
-        // asked means the queue was empty then: wait for the doorbell (a job queued since rang
-        // it) rather than ask again for nothing.
-        const free = this.takes - this.chats.size;
-        if (!this.mustFetch && this.signalled.length > 0 && this.signalled.length <= free) {
+        if (!this.mustFetch && this.signalled.length > 0 && this.signalled.length <= room) {
           await this.takeSignalled();
           if (!this.mustFetch && !(await this.idle.wait(this.doorbell))) this.mustFetch = true;
           continue;
         }
         this.mustFetch = false;
         this.signalled = [];
-        this.reverieWaits = false;
-        const jobs = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: free, priority: true });
-        // A reverie runs to its end before the loop goes on, and only when no chat runs: one
-        // fetched after chats, or beside the reverie it runs, goes back to the queue first, so
-        // it does not sit taken meanwhile.
-        const reverieFirst = jobs.length > 0 && !isChatJob(jobs[0]!);
-        const taken = reverieFirst ? jobs.slice(0, 1) : jobs.filter(isChatJob);
-        for (const job of jobs) if (!taken.includes(job)) await putBack(this.deps.pool, INFERENCE_QUEUE, job.id);
-        if (taken.length < jobs.length) this.look();
-        for (const [i, job] of taken.entries()) {
-          await this.handle(job);
-          if (this.stopping && i < taken.length - 1) {
-            for (const rest of taken.slice(i + 1)) await putBack(this.deps.pool, INFERENCE_QUEUE, rest.id);
-            break;
-          }
-        }
-        // A job queued since the fetch rang the doorbell; the wait is a safety net.
-        if (jobs.length >= free) this.mustFetch = true;
+        const fetched = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: room, priority: true });
+        const jobs = await this.parsed(fetched);
+        await this.scheduler.admit(jobs);
+        // Fewer than asked: the queue was empty then; a job queued since rang the doorbell, and
+        // the wait is a safety net.
+        if (fetched.length >= room) this.mustFetch = true;
         else if (!(await this.idle.wait(this.doorbell))) this.mustFetch = true;
       } catch (err) {
         // The loop never dies: log and go on (pg-boss worker.ts does the same).
@@ -196,10 +181,23 @@ export class InferenceWorker {
         await this.doorbell.wait(this.deps.pollMs);
       }
     }
-    await Promise.all(this.chats);
   }
 
-  /** Rings the loop for something only a fetch finds. */
+  /** The jobs whose payload is one of ours; a malformed one is failed here, with its issues logged. */
+  private async parsed(jobs: PgBoss.Job<unknown>[]): Promise<WorkerJob[]> {
+    const out: WorkerJob[] = [];
+    for (const job of jobs) {
+      const data = InferenceJobSchema.safeParse(job.data);
+      if (data.success) out.push({ id: job.id, kind: data.data.kind === "chat" ? "chat" : "reverie", data: data.data });
+      else {
+        this.deps.log.error({ jobId: job.id, issues: data.error.issues }, "malformed job; failing it");
+        await this.deps.boss.fail(INFERENCE_QUEUE, job.id, { error: "malformed job data" });
+      }
+    }
+    return out;
+  }
+
+  /** Asks the loop to fetch: something waits that only a fetch finds. */
   private look(): void {
     this.mustFetch = true;
     this.doorbell.ring();
@@ -209,104 +207,62 @@ export class InferenceWorker {
   private async takeSignalled(): Promise<void> {
     const ids = this.signalled;
     this.signalled = [];
-    for (const id of ids) {
+    for (const turnId of ids) {
       if (this.stopping) return;
-      const taken = await takeQueuedTurn(this.deps.pool, id, INFERENCE_QUEUE, this.id);
-      if (taken) this.startChat(taken.jobId, id, taken);
+      const taken = await takeQueuedTurn(this.deps.pool, turnId, INFERENCE_QUEUE, this.id);
+      if (taken) await this.scheduler.admit([{ id: taken.jobId, kind: "chat", data: { kind: "chat", turnId }, taken }]);
     }
   }
 
-  /** Starts a chat beside the others, or runs a reverie to its end (or its wake) before the loop goes on. */
-  private async handle(job: PgBoss.Job<unknown>): Promise<void> {
-    const parsed = InferenceJobSchema.safeParse(job.data);
-    if (!parsed.success) {
-      this.deps.log.error({ jobId: job.id, issues: parsed.error.issues }, "malformed job; failing it");
-      await this.deps.boss.fail(INFERENCE_QUEUE, job.id, { error: "malformed job data" });
-      return;
-    }
-    if (parsed.data.kind === "chat") {
-      this.startChat(job.id, parsed.data.turnId);
-      return;
-    }
-    if (this.chats.size > 0) {
-      // A reverie takes the model only when no chat runs: back to the queue until they end
-      // (each end rings the doorbell).
-      this.reverieWaits = true;
-      this.mustFetch = true;
-      await putBack(this.deps.pool, INFERENCE_QUEUE, job.id);
-      await this.doorbell.wait(this.deps.pollMs);
-      return;
-    }
-    // The reverie's whole lifecycle is dreams/reverie-job.ts's; the loop only hands it on.
-    const controller = new AbortController();
-    this.current.set(job.id, controller);
+  /** A chat, from its claim to its end (conversation/run-turn.ts), and what its outcome leaves to the queue. */
+  private async chat(job: WorkerJob, signal: AbortSignal): Promise<void> {
+    if (job.data.kind !== "chat") return;
+    const turnId = job.data.turnId;
     try {
-      const outcome = await runReverieJob({ ...this.deps, workerId: this.id }, job.id, parsed.data, controller, {
-        outlives: (work) => this.track(work),
-        ended: (outcome) => this.count(outcome),
-      });
-      if (outcome === "put-back") this.look();
-    } finally {
-      this.current.delete(job.id);
-    }
-  }
-
-  /** Starts a chat beside the others; `taken` where its job was taken with the turn's claim. */
-  private startChat(jobId: string, turnId: string, taken?: TakenTurn): void {
-    const chat = this.chat(jobId, turnId, taken).finally(() => {
-      const wasFull = this.chats.size >= this.takes;
-      this.chats.delete(chat);
-      // The loop waits on the doorbell for a free slot, or for the chats to end before a
-      // reverie. Otherwise a chat's end leaves nothing new to fetch (a job queued meanwhile
-      // rang itself), and its ring cost an empty fetch beside the next request, which a
-      // coding agent sends right after the reply.
-      if (wasFull || this.reverieWaits) this.look();
-    });
-    this.chats.add(chat);
-  }
-
-  private async chat(jobId: string, turnId: string, taken?: TakenTurn): Promise<void> {
-    const controller = new AbortController();
-    this.current.set(jobId, controller);
-    try {
-      const deps = { ...this.deps, workerId: this.id, streams: () => Math.min(this.chats.size, this.slots) };
-      const outcome = await runTurn(deps, turnId, jobId, controller.signal, taken);
+      const deps = { ...this.deps, model: this.scheduler, workerId: this.id, streams: () => this.scheduler.streams };
+      const outcome = await runTurn(deps, turnId, job.id, signal, job.taken);
       this.count(outcome);
-      if (outcome === "handed-off") {
-        // Leave the job and turn as they are: the next worker reclaims the turn.
-        return;
-      }
+      // Handed off: the job and turn stay as they are, for the next worker to reclaim.
+      if (outcome === "handed-off") return;
       if (outcome === "stranded") {
         // The database went away under it: resumed by the heartbeat once it is back.
         this.stranded.add(turnId);
         return;
       }
       // A turn that finished completed its job in the same statement (db/sql/turns.ts, finishTurn).
-      if (outcome !== "done" && outcome !== "cancelled") await this.deps.boss.complete(INFERENCE_QUEUE, jobId);
+      if (outcome !== "done" && outcome !== "cancelled") await this.deps.boss.complete(INFERENCE_QUEUE, job.id);
     } catch (err) {
-      this.deps.log.error({ err, jobId }, "inference loop error");
-    } finally {
-      this.current.delete(jobId);
+      this.deps.log.error({ err, jobId: job.id }, "inference loop error");
     }
+  }
+
+  /** A reverie, its whole lifecycle dreams/reverie-job.ts's. */
+  private async reverie(job: WorkerJob, controller: AbortController): Promise<string> {
+    if (job.data.kind === "chat") return "failed";
+    const outcome = await runReverieJob({ ...this.deps, model: this.scheduler, workerId: this.id }, job.id, job.data, controller, {
+      outlives: (work) => this.keep(work),
+    });
+    this.count(outcome);
+    return outcome;
   }
 
   private count(outcome: string): void {
     this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
   }
 
-  /** Work that outlives its job's turn in the loop (a reverie's scoring, an abandoned reverie): waited for on stop. */
-  private track(work: Promise<unknown>): void {
+  /** Work that outlives its job (a reverie's scoring, an abandoned reverie): waited for on stop. */
+  private keep(work: Promise<unknown>): void {
     const settled = work.then(
       () => undefined,
       () => undefined,
     );
-    this.afterDreams.add(settled);
-    void settled.finally(() => this.afterDreams.delete(settled));
+    this.afterwards.add(settled);
+    void settled.finally(() => this.afterwards.delete(settled));
   }
 
   /**
-   * Stops taking jobs and waits up to `graceMs` for the one in progress; past that, hands it
-   * on (it stays running under this worker's id, which is marked stopped, so the next worker
+   * Stops taking jobs and waits up to `graceMs` for those in progress; past that, hands them
+   * on (each stays running under this worker's id, which is marked stopped, so the next worker
    * reclaims it at once and continues from what was streamed).
    */
   async stop(graceMs: number): Promise<void> {
@@ -314,12 +270,11 @@ export class InferenceWorker {
     this.doorbell.ring();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.unsubscribe?.();
-    const timer = setTimeout(() => {
-      for (const controller of this.current.values()) controller.abort(new HandOff("worker shutting down"));
-    }, graceMs);
+    // The scheduler's grace starts now, whatever the loop is waiting for (a reverie it handed over).
+    const stopped = this.scheduler.stop(graceMs, () => new HandOff("worker shutting down"));
     await this.loop;
-    clearTimeout(timer);
-    await Promise.allSettled(this.afterDreams);
+    await stopped;
+    await Promise.allSettled(this.afterwards);
     await markWorkerStopped(this.deps.pool, this.id).catch(() => undefined);
     this.deps.log.info({ workerId: this.id }, "inference worker stopped");
   }

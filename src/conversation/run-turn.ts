@@ -13,7 +13,7 @@ import { encodeTurnSignal } from "../jobs/turn-signal.js";
 import { INFERENCE_QUEUE, MEMORY_QUEUE, type RememberTurnJob, sendStatement } from "../jobs/queue.js";
 import type { Recall } from "../memory/recall.js";
 import type { ServerTools } from "../memory/memory-tools.js";
-import type { GenerateResult, InferenceEngine, PromptMessage } from "../inference/engine.js";
+import type { GenerateResult, Generator, PromptMessage } from "../inference/engine.js";
 import type { GeneratedToolCall } from "../tools/types.js";
 import { formatInstruction } from "../tools/response-format.js";
 import { ContextOverflow } from "../errors.js";
@@ -23,7 +23,8 @@ export interface RunTurnDeps {
   pool: Pool;
   boss: PgBoss;
   bus: SignalBus;
-  engine: InferenceEngine;
+  /** The model, through the scheduler that owns its time (inference/scheduler.ts). */
+  model: Generator;
   log: Logger;
   workerId: string;
   persona: string;
@@ -324,7 +325,7 @@ async function generateWithServerTools(
   let text = "";
   let completionTokens = 0;
   for (let iteration = 0; ; iteration++) {
-    const result = await deps.engine.generate({
+    const result = await deps.model.generate({
       messages,
       partialResponse: iteration === 0 ? sofar.text : undefined,
       maxTokens: Math.max(1, turn.max_tokens - sofar.tokens - completionTokens),

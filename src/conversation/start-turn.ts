@@ -1,74 +1,36 @@
-// The web side of a chat turn: store the conversation, its new messages and a queued turn,
-// and enqueue the job, all in one short transaction; then signal the worker.
+// Storing a turn the web side opens (conversation/open-turn.ts): its conversation's new messages,
+// the queued turn and its job, in one statement, inside the caller's transaction or alone.
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
-import { type NewMessage, type OpenedConversation, openConversation } from "../db/sql/conversations.js";
-import { insertTurnWithMessages, JOB_NOT_QUEUED, type NewTurn } from "../db/sql/turns.js";
-import { inTransaction, type Pool, type Queryable } from "../db/pool.js";
-import { Channel, type SignalBus } from "../jobs/bus.js";
+import type { NewMessage, OpenedConversation } from "../db/sql/conversations.js";
+import { insertTurnWithMessages, type NewTurn } from "../db/sql/turns.js";
+import type { Queryable } from "../db/pool.js";
 import { INFERENCE_QUEUE, Priority, sendStatement } from "../jobs/queue.js";
 import { continueAfter, decideNewMessages } from "./new-messages.js";
 import { checkToolTranscript } from "./tool-transcript.js";
-import { type ContextLimits, fitReply, type KnownLimits, knownLimits } from "./context-fit.js";
+import { fitReply, type KnownLimits } from "./context-fit.js";
 
-export interface StartTurnInput extends Omit<NewTurn, "conversationId"> {
-  /** An explicit conversation id continues (or names) a stored conversation. */
-  conversationId?: string | undefined;
-  messages: NewMessage[];
-  /** Chosen by the caller when it must know the id before the turn exists (to follow it). */
-  turnId?: string;
-  /** Continue after this position: all messages are new, later stored ones are superseded. */
-  continueAfter?: number;
-}
-
-export interface StartedTurn {
+/** A turn as it is queued: its settings, its conversation, and the request's messages. */
+export interface QueuedTurn extends NewTurn {
   turnId: string;
-  conversationId: string;
-}
-
-export interface TurnDeps extends ContextLimits {
-  pool: Pool;
-  boss: PgBoss;
-  bus: SignalBus;
-}
-
-/**
- * One statement for a new conversation (its turn, messages and job: ids are made here, so
- * nothing is read back), and a transaction of 4 round trips when continuing one (begin, open
- * and lock it, that statement, commit). It is on the first token's path: a new conversation's
- * turn took 5.6 ms to store at the median as a transaction of four round trips, 2.8 ms as one
- * statement (twelve one-stream chats each, the embedded database on two cores).
- */
-export async function startTurn(deps: TurnDeps, input: StartTurnInput): Promise<StartedTurn> {
-  const conversationId = input.conversationId ?? randomUUID();
-  const turnId = input.turnId ?? randomUUID();
-  const limits = await knownLimits(deps);
-  const turn = { ...input, conversationId, turnId };
-  if (input.conversationId === undefined) {
-    // Without an id the request is a conversation of its own: nothing to read or lock.
-    await queueTurnIn(deps.pool, { boss: deps.boss, limits }, { messages: [], maxPosition: 0 }, turn);
-  } else {
-    await inTransaction(deps.pool, async (client) => {
-      const opened = await openConversation(client, conversationId, input.scope);
-      await queueTurnIn(client, { boss: deps.boss, limits }, opened, turn);
-    });
-  }
-  deps.bus.notify(Channel.jobs, turnId);
-  return { turnId, conversationId };
+  messages: NewMessage[];
+  /** Continue after this position: every message is new, and later stored ones are superseded. */
+  continueAfter?: number;
 }
 
 /**
  * Inside the caller's transaction, after it opened the conversation (which locks it until
  * commit), or on its own for a new conversation: stores the request's new messages and a
- * queued turn, and enqueues its job, in one statement. Throws a TranscriptError, having written
- * nothing, when a tool message answers no call, and a ContextOverflow when the whole transcript
- * does not fit the model's context.
+ * queued turn, and enqueues its job, in one statement: a new conversation's turn then costs one
+ * round trip on the first token's path (docs/benchmarks.md, "A turn's way in"). Throws a
+ * TranscriptError, having written nothing, when a tool message answers no call, and a
+ * ContextOverflow when the whole transcript does not fit the model's context.
  */
 export async function queueTurnIn(
   db: Queryable,
-  deps: Pick<TurnDeps, "boss"> & { limits: KnownLimits },
+  deps: { boss: PgBoss; limits: KnownLimits },
   opened: OpenedConversation,
-  input: StartTurnInput & { conversationId: string; turnId: string },
+  input: QueuedTurn,
 ): Promise<void> {
   const jobId = randomUUID();
   const decision =
@@ -88,19 +50,17 @@ export async function queueTurnIn(
     { kind: "chat", turnId: input.turnId },
     { id: jobId, priority: Priority.chat },
   );
-  const turn = {
-    ...input,
-    maxTokens,
-    jobId,
-    supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
-    firstPosition,
-    messages: fresh,
-    promptEndPosition: fresh.length ? firstPosition + fresh.length - 1 : (kept.at(-1)?.position ?? 0),
-  };
-  try {
-    await insertTurnWithMessages(db, turn, job);
-  } catch (err) {
-    if ((err as { code?: string }).code === JOB_NOT_QUEUED) throw new Error("pg-boss did not accept the chat job");
-    throw err;
-  }
+  await insertTurnWithMessages(
+    db,
+    {
+      ...input,
+      maxTokens,
+      jobId,
+      supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
+      firstPosition,
+      messages: fresh,
+      promptEndPosition: fresh.length ? firstPosition + fresh.length - 1 : (kept.at(-1)?.position ?? 0),
+    },
+    job,
+  );
 }

@@ -3,6 +3,8 @@ export const PgErrorCode = {
   undefinedFile: "58P01",
   adminShutdown: "57P01",
   connectionFailure: "08006",
+  /** psyche_require (migrations/000025_require.sql): a part of a statement the rest depends on did not happen. */
+  requirementFailed: "PS001",
 } as const;
 
 export function pgErrorCode(err: unknown): string | undefined {

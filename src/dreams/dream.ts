@@ -15,7 +15,7 @@ import {
   startDream,
 } from "../db/sql/dreams.js";
 import type { MemoryKind } from "../db/sql/memories.js";
-import type { InferenceEngine, PromptMessage } from "../inference/engine.js";
+import type { Generator, PromptMessage } from "../inference/engine.js";
 import type { ReverieJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
 import type { Memory } from "../memory/memory.js";
@@ -42,7 +42,8 @@ export class Wake extends Error {
 
 export interface DreamDeps {
   pool: Pool;
-  engine: InferenceEngine;
+  /** The model, through the scheduler that owns its time (inference/scheduler.ts). */
+  model: Generator;
   log: Logger;
   memory?: Memory | undefined;
   mood?: MoodKeeper | undefined;
@@ -135,7 +136,7 @@ export async function runDream(
     jobId,
     focus: p.focus,
     seedMemoryIds: p.seeds.map((s) => s.id),
-    model: deps.engine.modelName,
+    model: deps.model.modelName,
     workerId: deps.workerId,
     scope: p.scope,
   });
@@ -156,7 +157,7 @@ export async function runDream(
     result =
       job.kind === "reflect" && p.seeds.length === 0
         ? { text: "", completionTokens: 0 }
-        : await deps.engine.generate({
+        : await deps.model.generate({
             messages: p.messages,
             maxTokens: job.maxTokens,
             temperature: p.temperature,

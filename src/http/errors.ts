@@ -8,15 +8,3 @@ export class ApiError extends UserError {
     super(message, { ...opts, status, type });
   }
 }
-
-/** OpenAI's answer to a model name this server does not serve. */
-export const modelNotFound = (requested: string, served: string) =>
-  new ApiError(
-    404,
-    "invalid_request_error",
-    `The model '${requested}' does not exist: this server serves '${served}' (see GET /v1/models)`,
-    {
-      param: "model",
-      code: "model_not_found",
-    },
-  );

@@ -58,7 +58,7 @@ export async function createLlamaEngine(
       threads: config.threads,
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
-      parallel: engine.parallel,
+      parallel: engine.slots,
       parallelFrom: slots.why,
       promptCacheMb: config.promptCacheMb ?? 0,
       contextSize: engine.contextSize,
@@ -66,11 +66,11 @@ export async function createLlamaEngine(
     },
     "model loaded",
   );
-  if (engine.parallel > 1 && !decodeLoopYields())
+  if (engine.slots > 1 && !decodeLoopYields())
     log.warn(
       "node-llama-cpp is not patched (scripts/patch-node-llama-cpp.mjs, which npm install runs): a chat may wait for the others to finish before it starts",
     );
-  if (engine.parallel > 1 && !batchesInSequenceOrder())
+  if (engine.slots > 1 && !batchesInSequenceOrder())
     log.warn(
       "node-llama-cpp is not patched (scripts/patch-node-llama-cpp.mjs, which npm install runs): chats generating at once may be decoded one by one",
     );

@@ -1,5 +1,5 @@
-// What the worker needs from a model. LlamaEngine is the real one; tests of pure logic may
-// script one, never the end-to-end path.
+// What the scheduler needs from a model, and what a turn or a dream asks of the scheduler.
+// LlamaEngine is the real engine; tests of pure logic may script one, never the end-to-end path.
 import type { GeneratedToolCall, ToolCall, ToolChoice, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
 
@@ -65,21 +65,52 @@ export interface GenerateResult {
   toolCalls: GeneratedToolCall[];
 }
 
+/** A request's prompt as the model will read it, rendered once (inference/scheduler.ts chooses its slot by its tokens). */
+export interface RenderedPrompt {
+  readonly tokens: readonly number[];
+}
+
+/** A slot's phase while a generation holds it, as the engine tells it (inference/scheduler.ts keeps the states). */
+export type SlotPhase = "saving" | "loading" | "reading" | "generating";
+
+/**
+ * What the scheduler (inference/scheduler.ts) needs of a model: sequences to generate in, the
+ * tokens each holds, and a prompt's rendering. Slots 0 .. slots-1 are the chats'; slot `slots`
+ * is the reverie's, so that a dream never evicts a conversation's prefix. The engine decides
+ * nothing about who generates when: it generates where it is told.
+ */
 export interface InferenceEngine {
   /** A name for the loaded model (its file name or URI). */
   readonly modelName: string;
   /** Tokens of context per conversation, where known. */
   readonly contextSize?: number | undefined;
-  /** Chats it generates at once (its slots); unset: one at a time. */
-  readonly parallel?: number | undefined;
+  /** Chat slots: chats it generates at once. */
+  readonly slots: number;
+  /** The tokens slot `slot` holds now (empty where the engine keeps none). */
+  cachedTokens(slot: number): readonly number[];
+  /** The request's prompt as the model will read it. */
+  render(request: GenerateRequest): RenderedPrompt;
   /**
-   * Whether a chat's generate() called while every slot is busy waits its turn for one (first
-   * come, first served; its signal ends the wait). The worker then takes chats ahead of the
-   * slots, so that their bookkeeping is done while the slots generate.
+   * What taking a slot holding `cached` is worth to `prompt`, where the engine knows more than
+   * the tokens a slot shares with it (kept prompts it can load: inference/slots.ts keptSlotScore).
    */
-  readonly waitsForSlot?: boolean | undefined;
-  generate(request: GenerateRequest): Promise<GenerateResult>;
+  slotWorth?(prompt: RenderedPrompt): ((cached: readonly number[]) => number) | undefined;
+  /**
+   * Readies `slot` for `prompt` before it is read: keeps on disk what the slot would lose, and
+   * loads a kept prompt that holds more of it (phases `saving`, `loading`).
+   */
+  prepare?(slot: number, prompt: RenderedPrompt, conversation: string | undefined, phase: (phase: SlotPhase) => void): Promise<void>;
+  /** Generates `request` in `slot`, its prompt `prompt` (phases `reading`, then `generating` from its first token). */
+  generateIn(slot: number, prompt: RenderedPrompt, request: GenerateRequest, phase: (phase: SlotPhase) => void): Promise<GenerateResult>;
   /** Tokens `text` takes in this model's vocabulary (for prompt budgets). */
   countTokens(text: string): number;
   dispose(): Promise<void>;
+}
+
+/** What generates a reply: the scheduler, over the engine (conversation/run-turn.ts and dreams/dream.ts ask it). */
+export interface Generator {
+  readonly modelName: string;
+  readonly contextSize?: number | undefined;
+  generate(request: GenerateRequest): Promise<GenerateResult>;
+  countTokens(text: string): number;
 }

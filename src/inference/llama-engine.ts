@@ -17,14 +17,14 @@ import {
   TokenBias,
   type Token,
 } from "node-llama-cpp";
-import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage } from "./engine.js";
+import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage, RenderedPrompt, SlotPhase } from "./engine.js";
 import { argumentProblems } from "../tools/arguments.js";
 import { toGrammarSchema } from "../tools/grammar-schema.js";
 import { boundGrammarNumbers } from "./bounded-numbers.js";
 import { ContextOverflow } from "../errors.js";
 import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
-import { keptSlotScore, loadsKept, sharedPrefix, SlotPool, worthKeeping } from "./slots.js";
+import { keptSlotScore, loadsKept, sharedPrefix, worthKeeping } from "./slots.js";
 import { PromptCache } from "./prompt-cache.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
@@ -151,17 +151,21 @@ function batchUnderWay(context: LlamaContext): boolean {
  */
 const PROMPT_CHUNK = 4;
 
+/** A request's prompt as this engine renders it: its tokens, and what generation needs of it. */
+interface LlamaPrompt extends RenderedPrompt {
+  readonly tokens: Token[];
+  readonly history: ChatHistoryItem[];
+  readonly offered: ReturnType<typeof offeredFunctions>;
+}
+
 export class LlamaEngine implements InferenceEngine {
   readonly modelName: string;
-  readonly parallel: number;
-  /** Chats beyond the slots wait in the slot pool's line (inference/slots.ts). */
-  readonly waitsForSlot = true;
+  /** Chat slots; the context's sequences are these and one for reveries. */
+  readonly slots: number;
   private readonly chatWrapper: ChatWrapper;
-  private readonly slots: SlotPool<ChatSlot>;
-  private readonly dreamSlot: ChatSlot;
+  /** Slot i's sequence: the chats' first (context sequences 1..slots, side by side), the reverie's last (sequence 0). */
+  private readonly sequences: ChatSlot[];
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
-  /** Dreams take turns on their own sequence. */
-  private dreamQueue: Promise<unknown> = Promise.resolve();
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Generations under way, each in its sequence: what a batch waits for (inference/gather-batch.ts). */
   private generating = 0;
@@ -176,31 +180,20 @@ export class LlamaEngine implements InferenceEngine {
     private readonly gather: BatchGather,
   ) {
     this.modelName = options.modelName;
-    this.parallel = context.totalSequences - 1;
-    // Resolved once per model: auto-detection costs 200-460 ms of blocking CPU per call,
-    // measured here.
+    this.slots = context.totalSequences - 1;
+    // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" });
     const slot = (): ChatSlot => {
       const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false };
       s.chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper: forcingWrapper(this.chatWrapper, () => s.forcing) });
       return s;
     };
-    this.dreamSlot = slot();
-    // In order: the pool's slot i is the context's sequence i + 1, so neighbouring slots are
-    // neighbouring sequence ids (inference/slots.ts places chats side by side for that).
+    // The reverie's sequence first (id 0), then the chats' in order, so neighbouring chat slots
+    // are neighbouring sequence ids (inference/scheduler.ts places chats side by side for that).
+    const reverie = slot();
+    this.sequences = [...Array.from({ length: this.slots }, slot), reverie];
     const bytes = options.promptCacheBytes ?? 0;
     this.cache = bytes > 0 ? new PromptCache(bytes, options.promptCacheParent) : undefined;
-    const cache = this.cache;
-    this.slots = new SlotPool(
-      Array.from({ length: this.parallel }, slot),
-      (s) => s.chat.sequence.contextTokens,
-      cache &&
-        ((prompt) => {
-          const best = cache.best(prompt);
-          const minGain = best ? this.stateCosts.minLoadGain(best.entry.bytes) : undefined;
-          return (cached) => keptSlotScore(cached, prompt, best?.shared ?? 0, (discarded, whole) => this.keeps(discarded, whole), minGain);
-        }),
-    );
   }
 
   static async create(options: LlamaEngineOptions): Promise<LlamaEngine> {
@@ -282,35 +275,41 @@ export class LlamaEngine implements InferenceEngine {
     }
   }
 
-  generate(request: GenerateRequest): Promise<GenerateResult> {
-    const run = this.generateInSlot(request);
+  cachedTokens(slot: number): readonly number[] {
+    return this.sequences[slot]!.chat.sequence.contextTokens;
+  }
+
+  /** The prompt as the model will read it, functions included: what a slot may already hold. */
+  render(request: GenerateRequest): LlamaPrompt {
+    const history = toChatHistory(request.messages, request.partialResponse);
+    const offered = offeredFunctions(request);
+    return { tokens: this.promptTokens(history, offered.functions), history, offered };
+  }
+
+  /** A slot's worth when what it would discard can be kept on disk and kept prompts loaded (inference/slots.ts). */
+  slotWorth(prompt: RenderedPrompt): ((cached: readonly number[]) => number) | undefined {
+    const cache = this.cache;
+    if (!cache) return undefined;
+    const best = cache.best(prompt.tokens);
+    const minGain = best ? this.stateCosts.minLoadGain(best.entry.bytes) : undefined;
+    return (cached) => keptSlotScore(cached, prompt.tokens, best?.shared ?? 0, (discarded, whole) => this.keeps(discarded, whole), minGain);
+  }
+
+  async prepare(slot: number, prompt: RenderedPrompt, conversation: string | undefined, phase: (phase: SlotPhase) => void): Promise<void> {
+    const s = this.sequences[slot]!;
+    await this.keepAndLoad(s, prompt.tokens, conversation, phase);
+    s.conversation = conversation;
+  }
+
+  generateIn(slot: number, prompt: RenderedPrompt, request: GenerateRequest, phase: (phase: SlotPhase) => void): Promise<GenerateResult> {
+    const s = this.sequences[slot]!;
+    const p = prompt as LlamaPrompt;
+    const held = Math.min(sharedPrefix(s.chat.sequence.contextTokens, p.tokens), p.tokens.length);
+    const run = this.generateNow(s, request, p.history, p.offered, held, p.tokens.length, phase);
     const settled = run.catch(() => undefined);
     this.inFlight.add(settled);
     void settled.finally(() => this.inFlight.delete(settled));
     return run;
-  }
-
-  private async generateInSlot(request: GenerateRequest): Promise<GenerateResult> {
-    const history = toChatHistory(request.messages, request.partialResponse);
-    const offered = offeredFunctions(request);
-    // The prompt as the model will read it, functions included: what a slot may already hold.
-    const tokens = this.promptTokens(history, offered.functions);
-    const held = (slot: ChatSlot) => Math.min(sharedPrefix(slot.chat.sequence.contextTokens, tokens), tokens.length);
-    if (request.sequence === "dream") {
-      const run = this.dreamQueue.then(() =>
-        this.generateNow(this.dreamSlot, request, history, offered, held(this.dreamSlot), tokens.length),
-      );
-      this.dreamQueue = run.catch(() => undefined);
-      return run;
-    }
-    const slot = await this.slots.acquire(tokens, request.signal);
-    try {
-      await this.keepAndLoad(slot.value, tokens, request.conversation);
-      slot.value.conversation = request.conversation;
-      return await this.generateNow(slot.value, request, history, offered, held(slot.value), tokens.length);
-    } finally {
-      this.slots.release(slot);
-    }
   }
 
   /**
@@ -321,7 +320,12 @@ export class LlamaEngine implements InferenceEngine {
    * that conversation's older rendering (the memories recalled for its last turn, a reply read
    * back as text), which no prompt asks for again.
    */
-  private async keepAndLoad(slot: ChatSlot, prompt: readonly number[], conversation: string | undefined): Promise<void> {
+  private async keepAndLoad(
+    slot: ChatSlot,
+    prompt: readonly number[],
+    conversation: string | undefined,
+    phase: (phase: SlotPhase) => void,
+  ): Promise<void> {
     if (!this.cache) return;
     const sequence = slot.chat.sequence;
     const cached = sequence.contextTokens;
@@ -335,6 +339,7 @@ export class LlamaEngine implements InferenceEngine {
     if (!superseded && this.keeps(discarded, cached.length)) {
       // Pinned: the save may make room by evicting, and not the prompt about to be loaded.
       if (load) load.pinned++;
+      phase("saving");
       const whole = cached.length;
       const startedAt = performance.now();
       const saved = await this.cache.save(sequence).catch(() => undefined);
@@ -346,6 +351,7 @@ export class LlamaEngine implements InferenceEngine {
       }
     }
     if (load) {
+      phase("loading");
       const startedAt = performance.now();
       const loaded = await this.cache.load(sequence, load).then(
         () => true,
@@ -369,7 +375,9 @@ export class LlamaEngine implements InferenceEngine {
     held: number,
     /** The prompt's tokens, functions included. */
     whole: number,
+    phase: (phase: SlotPhase) => void,
   ): Promise<GenerateResult> {
+    phase("reading");
     const promptTokens = this.countPromptTokens(history);
     // Counted with the functions' rendering, which the prompt count leaves out.
     const cachedTokens = Math.min(held, promptTokens);
@@ -398,6 +406,7 @@ export class LlamaEngine implements InferenceEngine {
         history,
         { functions, forced },
         { promptTokens, cachedTokens, maxTokens, toRead: whole - held },
+        phase,
       );
     } finally {
       this.generating--;
@@ -411,11 +420,13 @@ export class LlamaEngine implements InferenceEngine {
     history: ChatHistoryItem[],
     { functions, forced }: ReturnType<typeof offeredFunctions>,
     { promptTokens, cachedTokens, maxTokens, toRead }: { promptTokens: number; cachedTokens: number; maxTokens: number; toRead: number },
+    phase: (phase: SlotPhase) => void,
   ): Promise<GenerateResult> {
     let completionTokens = 0;
     // A chat's prompt read with nothing else generating is a measure of reading (inference/state-costs.ts).
     const startedAt = performance.now();
-    let timed = request.sequence === "dream" || this.generating > 1;
+    const timed = request.sequence === "dream" || this.generating > 1;
+    let read = false;
     let unreported = 0;
     let text = "";
     // A forced call ends when its arguments are a whole JSON object: a model that does not
@@ -436,9 +447,10 @@ export class LlamaEngine implements InferenceEngine {
         signal,
         stopOnAbortSignal: true,
         onToken: (tokens: readonly unknown[]) => {
-          if (!timed) {
-            timed = true;
-            if (this.generating === 1) this.stateCosts.noteRead(toRead, performance.now() - startedAt);
+          if (!read) {
+            read = true;
+            phase("generating");
+            if (!timed && this.generating === 1) this.stateCosts.noteRead(toRead, performance.now() - startedAt);
           }
           completionTokens += tokens.length;
           unreported += tokens.length;
@@ -557,7 +569,7 @@ export class LlamaEngine implements InferenceEngine {
 
   async dispose(): Promise<void> {
     await Promise.all(this.inFlight);
-    for (const slot of [...this.slots.values(), this.dreamSlot]) slot.chat.dispose();
+    for (const slot of this.sequences) slot.chat.dispose();
     this.cache?.dispose();
     await this.context.dispose();
     await this.options.model.dispose();

@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { Logger } from "../log.js";
 import { ConversationIdSchema } from "../conversation-id.js";
 import { createPool, type Queryable } from "../db/pool.js";
-import type { ForeignStatement } from "../db/sql/turns.js";
+import type { ForeignStatement } from "../db/statement.js";
 
 export const INFERENCE_QUEUE = "psyche-inference";
 /** Memory formation after each turn: embedding, significance, mood (workers/memory-worker.ts). */
@@ -79,7 +79,7 @@ export const inTransactionDb = (client: Queryable) => ({ executeSql: (text: stri
 
 /**
  * The statement `boss.send` runs to queue a job, with its values, for a caller that runs it
- * inside one of its own (db/sql/turns.ts, insertTurnWithMessages): pg-boss still works out the
+ * inside one of its own (db/sql/turns.ts, insertTurnWithMessages; db/statement.ts places it): pg-boss still works out the
  * job's retries, expiry and retention from its queue and its settings, and only where the
  * insert runs changes. Needs the job's id, as nothing is read back.
  */

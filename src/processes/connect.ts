@@ -15,7 +15,7 @@ export interface DatabaseHandles {
 
 /** Pool, pg-boss and the signal bus on `connectionString`. Migrates first when asked. */
 export async function connect(
-  s: Shared,
+  s: Pick<Shared, "log" | "stack">,
   connectionString: string,
   opts: { migrate: boolean; supervise: boolean; embeddedInProcess: boolean },
 ): Promise<DatabaseHandles> {

@@ -16,7 +16,7 @@ export async function runInference(config: Config, log: Logger): Promise<{ worke
   const stop = stopper(stack, log);
   try {
     await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);
-    const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: true, embeddedInProcess: false });
+    const db = await connect({ log, stack }, databaseUrl(config), { migrate: false, supervise: true, embeddedInProcess: false });
     const engine = await createLlamaEngine(config, log);
     const mem = await startMemoryServices({ config, log, stack }, db);
     const worker = await startInferenceRole({ config, log, stack }, db, engine, mem);

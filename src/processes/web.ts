@@ -16,7 +16,7 @@ export async function runWeb(config: Config, log: Logger): Promise<Running & { s
   const stop = stopper(stack, log);
   try {
     await waitForDatabase(databaseUrl(config), DATABASE_WAIT_MS);
-    const db = await connect({ config, log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
+    const db = await connect({ log, stack }, databaseUrl(config), { migrate: false, supervise: false, embeddedInProcess: false });
     const mem = await startMemoryServices({ config, log, stack }, db);
     const shared = { config, log, stack };
     // The model's vocabulary alone, for POST /v1/messages/count_tokens: no weights in a web

@@ -6,21 +6,20 @@ import t, { type Test } from "tap";
 import { randomUUID } from "node:crypto";
 import type { Pool } from "../../src/db/pool.js";
 import { claimTurn, finishTurn, takeQueuedTurn } from "../../src/db/sql/turns.js";
-import { startTurn } from "../../src/conversation/start-turn.js";
+import { openTurn } from "../../src/conversation/open-turn.js";
 import { INFERENCE_QUEUE, MEMORY_QUEUE, sendStatement } from "../../src/jobs/queue.js";
 import { countedPool } from "../helpers/counted-pool.js";
 import { startPsyche } from "../helpers/psyche.js";
+import { testDatabase, type TestDatabase, turnDeps, userTurn } from "../helpers/database.js";
 
-const request = {
-  model: "psyche",
-  temperature: null,
-  topP: null,
-  maxTokens: 4,
-  seed: null,
-  stop: [],
-  stream: false,
-  messages: [{ role: "user" as const, content: "hello there" }],
-};
+const request = userTurn("hello there", { budget: { maxTokens: 4, field: "max_tokens" } });
+
+/** A turn opened and left queued (no worker runs here). */
+async function queued(db: Pick<TestDatabase, "pool" | "boss" | "bus">) {
+  const started = await openTurn(turnDeps(db), request);
+  started.follower.close();
+  return started;
+}
 const result = { content: "hi back", finishReason: "stop" as const, promptTokens: 5, completionTokens: 2 };
 const reply = { role: "assistant" as const, content: "hi back" };
 
@@ -31,10 +30,10 @@ const reply = { role: "assistant" as const, content: "hi back" };
 const JOB_COLUMNS = `name, priority, retry_limit, retry_delay, retry_backoff, expire_in::text,
   (keep_until - start_after)::text as kept_for, policy, dead_letter, singleton_key`;
 
-/** A turn running under `workerId` (Psyche's own worker is stopped, so it cannot take it first). */
-async function runningTurn(t: Test, psyche: Awaited<ReturnType<typeof startPsyche>>, workerId: string): Promise<string> {
-  const { pool, boss, bus } = psyche.db;
-  const started = await startTurn({ pool, boss, bus }, request);
+/** A turn running under `workerId` (no worker runs here, so none can take it first). */
+async function runningTurn(t: Test, db: TestDatabase, workerId: string): Promise<string> {
+  const { pool } = db;
+  const started = await queued(db);
   const { job_id } = (await pool.query("select job_id from turns where id = $1", [started.turnId])).rows[0];
   t.ok(await claimTurn(pool, started.turnId, job_id, workerId), "claimed");
   return started.turnId;
@@ -53,11 +52,10 @@ async function written(pool: Pool, turnId: string) {
 }
 
 t.test("a turn's end and its memory job are one statement, the job as pg-boss's send queues it", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss } = psyche.db;
-  await psyche.worker.stop(1000);
+  const db = await testDatabase(t);
+  const { pool, boss } = db;
   const workerId = randomUUID();
-  const turnId = await runningTurn(t, psyche, workerId);
+  const turnId = await runningTurn(t, db, workerId);
   const { pool: counted, statements } = countedPool(pool);
 
   const jobId = randomUUID();
@@ -81,21 +79,19 @@ t.test("a turn's end and its memory job are one statement, the job as pg-boss's 
 });
 
 t.test("a turn the worker no longer holds: no reply, no closing event, no memory job", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss } = psyche.db;
-  await psyche.worker.stop(1000);
-  const turnId = await runningTurn(t, psyche, randomUUID());
+  const db = await testDatabase(t);
+  const { pool, boss } = db;
+  const turnId = await runningTurn(t, db, randomUUID());
   const job = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId }, { id: randomUUID() });
   t.equal(await finishTurn(pool, turnId, randomUUID(), result, reply, { memoryJob: job }), undefined, "another worker's turn: lost");
   t.same(await written(pool, turnId), { status: "running", replies: 0, closed: 0, memory_jobs: 0 });
 });
 
 t.test("a memory job pg-boss does not insert: the turn is not finished, and the worker hears why", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss } = psyche.db;
-  await psyche.worker.stop(1000);
+  const db = await testDatabase(t);
+  const { pool, boss } = db;
   const workerId = randomUUID();
-  const turnId = await runningTurn(t, psyche, workerId);
+  const turnId = await runningTurn(t, db, workerId);
   const taken = await boss.send(MEMORY_QUEUE, { kind: "remember-turn", turnId: randomUUID() });
   // The same id again: pg-boss's insert does nothing on the conflict.
   const job = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId }, { id: taken! });
@@ -104,16 +100,15 @@ t.test("a memory job pg-boss does not insert: the turn is not finished, and the 
 });
 
 t.test("the job the worker took the turn with completes with the turn's end, in the same statement", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss, bus } = psyche.db;
-  await psyche.worker.stop(1000);
+  const db = await testDatabase(t);
+  const { pool, boss } = db;
   const jobState = async (id: string) =>
     (await pool.query("select state::text, completed_on from pgboss.job where id = $1", [id])).rows[0] as {
       state: string;
       completed_on: Date | null;
     };
   const take = async (workerId: string) => {
-    const started = await startTurn({ pool, boss, bus }, request);
+    const started = await queued(db);
     const taken = await takeQueuedTurn(pool, started.turnId, INFERENCE_QUEUE, workerId);
     t.equal((await jobState(taken!.jobId)).state, "active", "taken");
     return { turnId: started.turnId, chatJob: { queue: INFERENCE_QUEUE, id: taken!.jobId } };
@@ -165,14 +160,13 @@ t.test("through the worker, a chat's job is completed once, with the turn", asyn
 });
 
 t.test("the stream's last text goes in with the turn's end, just before its closing event", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss } = psyche.db;
-  await psyche.worker.stop(1000);
+  const db = await testDatabase(t);
+  const { pool, boss } = db;
   const workerId = randomUUID();
   const events = async (turnId: string) =>
     (await pool.query("select seq, kind, content, tokens from turn_events where turn_id = $1 order by seq", [turnId])).rows;
 
-  const turnId = await runningTurn(t, psyche, workerId);
+  const turnId = await runningTurn(t, db, workerId);
   // The first token was written as it came (conversation/event-writer.ts); the rest is the tail.
   await pool.query("insert into turn_events (turn_id, seq, kind, content, tokens) values ($1, 1, 'delta', 'hi', 1)", [turnId]);
   const { pool: counted, statements } = countedPool(pool);
@@ -187,7 +181,7 @@ t.test("the stream's last text goes in with the turn's end, just before its clos
     { seq: 3, kind: "done", content: "stop", tokens: 0 },
   ]);
 
-  const theirs = await runningTurn(t, psyche, randomUUID());
+  const theirs = await runningTurn(t, db, randomUUID());
   t.equal(await finishTurn(pool, theirs, workerId, result, reply, { tail: { seq: 1, content: "x", tokens: 1 } }), undefined);
   t.same(await events(theirs), [], "a turn the worker no longer holds gets no tail either");
 });

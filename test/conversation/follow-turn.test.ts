@@ -9,9 +9,9 @@ import { createPool } from "../../src/db/pool.js";
 import type { TurnEvent } from "../../src/db/sql/turn-events.js";
 import { Channel, LocalBus } from "../../src/jobs/bus.js";
 import { encodeTurnSignal } from "../../src/jobs/turn-signal.js";
-import { serverDir } from "../helpers/testdir.js";
+import { seededDir } from "../helpers/db-template.js";
 
-const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+const db = await startEmbeddedDatabase({ dataDir: await seededDir(t), port: 0 });
 t.teardown(() => db.stop());
 const pool = createPool(db.connectionString, 2);
 t.teardown(() => pool.end());

@@ -1,13 +1,13 @@
 // A new conversation's turn, its messages and its job are one statement (src/conversation/
-// start-turn.ts): no transaction around it, and the job is the one pg-boss's own send would
-// have queued. A job pg-boss does not insert takes the turn with it.
+// start-turn.ts, opened by conversation/open-turn.ts): no transaction around it, and the job is
+// the one pg-boss's own send would have queued. A job pg-boss does not insert takes the turn with it.
 import t from "tap";
 import { randomUUID } from "node:crypto";
 import { insertTurnWithMessages } from "../../src/db/sql/turns.js";
-import { startTurn } from "../../src/conversation/start-turn.js";
+import { openTurn } from "../../src/conversation/open-turn.js";
 import { INFERENCE_QUEUE, Priority, sendStatement } from "../../src/jobs/queue.js";
 import { countedPool } from "../helpers/counted-pool.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { testDatabase, turnDeps, userTurn } from "../helpers/database.js";
 
 const turn = {
   model: "psyche",
@@ -25,13 +25,16 @@ const JOB_COLUMNS = `name, priority, state::text, retry_limit, retry_delay, retr
   (keep_until - start_after)::text as kept_for, policy, dead_letter, singleton_key`;
 
 t.test("a new conversation's turn is one statement, and its job is the one pg-boss's send queues", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss, bus } = psyche.db;
-  // Left in the queue to be looked at: no worker takes it.
-  await psyche.worker.stop(1000);
+  // No worker: the job is left in the queue to be looked at.
+  const db = await testDatabase(t);
+  const { pool, boss } = db;
   const { pool: counted, statements } = countedPool(pool);
 
-  const started = await startTurn({ pool: counted, boss, bus }, turn);
+  const started = await openTurn(
+    turnDeps({ ...db, pool: counted }),
+    userTurn("hello there", { budget: { maxTokens: 4, field: "max_tokens" } }),
+  );
+  started.follower.close();
   t.same(
     statements.map((s) => (s === "connect" ? s : "query")),
     ["query"],
@@ -57,9 +60,7 @@ t.test("a new conversation's turn is one statement, and its job is the one pg-bo
 });
 
 t.test("a job pg-boss does not insert: no turn, no messages, no conversation", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss } = psyche.db;
-  await psyche.worker.stop(1000);
+  const { pool, boss } = await testDatabase(t);
   const taken = await boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: randomUUID() }, { priority: Priority.chat });
   // The same id again: pg-boss's insert does nothing on the conflict.
   const job = await sendStatement(boss, INFERENCE_QUEUE, { kind: "chat" }, { id: taken!, priority: Priority.chat });
@@ -77,9 +78,9 @@ t.test("a job pg-boss does not insert: no turn, no messages, no conversation", a
     job,
   ).then(
     () => undefined,
-    (e: unknown) => e as { code?: string },
+    (e: unknown) => e as Error & { cause?: { code?: string } },
   );
-  t.equal(err?.code, "22012", "the statement fails");
+  t.match(err, { message: /pg-boss did not accept the chat job/, cause: { code: "PS001" } }, "the statement fails, saying why");
   const left = await pool.query(
     `select (select count(*)::int from turns where id = $1) as turns,
             (select count(*)::int from messages where turn_id = $1) as messages,

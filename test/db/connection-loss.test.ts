@@ -6,9 +6,9 @@ import net from "node:net";
 import { startEmbeddedDatabase } from "../../src/db/embedded.js";
 import { createPool, inTransaction } from "../../src/db/pool.js";
 import { isConnectionError } from "../../src/db/errors.js";
-import { serverDir } from "../helpers/testdir.js";
+import { seededDir } from "../helpers/db-template.js";
 
-const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+const db = await startEmbeddedDatabase({ dataDir: await seededDir(t), port: 0 });
 t.teardown(() => db.stop());
 
 /** A relay in front of the database whose connections can be reset, as a killed server's are. */

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { startEmbeddedDatabase } from "../../src/db/embedded.js";
 import { createPool } from "../../src/db/pool.js";
 import { migrate, readMigrations, MigrationError } from "../../src/db/migrate.js";
-import { serverDir } from "../helpers/testdir.js";
+import { seededDir } from "../helpers/db-template.js";
 
 t.test("migrations apply once, concurrently, and record themselves", async (t) => {
-  const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+  const db = await startEmbeddedDatabase({ dataDir: await seededDir(t, "bare"), port: 0 });
   t.teardown(() => db.stop());
   const a = createPool(db.connectionString, 2);
   const b = createPool(db.connectionString, 2);
@@ -32,7 +32,7 @@ t.test("migrations apply once, concurrently, and record themselves", async (t) =
 });
 
 t.test("a failing migration rolls back whole and names itself", async (t) => {
-  const dir = serverDir(t);
+  const dir = await seededDir(t, "bare");
   const db = await startEmbeddedDatabase({ dataDir: dir, port: 0 });
   t.teardown(() => db.stop());
   const pool = createPool(db.connectionString, 2);
@@ -57,7 +57,7 @@ t.test("a failing migration rolls back whole and names itself", async (t) => {
 });
 
 t.test("two embedded servers on one data directory are refused", async (t) => {
-  const dir = serverDir(t);
+  const dir = await seededDir(t, "bare");
   const db = await startEmbeddedDatabase({ dataDir: dir, port: 0 });
   t.teardown(() => db.stop());
   await t.rejects(startEmbeddedDatabase({ dataDir: dir, port: 0 }), /in use by process/);

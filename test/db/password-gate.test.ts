@@ -9,9 +9,9 @@ import { join } from "node:path";
 import pg from "pg";
 import { startEmbeddedDatabase } from "../../src/db/embedded.js";
 import { PASSWORD_FILE } from "../../src/db/embedded-password.js";
-import { serverDir } from "../helpers/testdir.js";
+import { seededDir } from "../helpers/db-template.js";
 
-const dataDir = serverDir(t);
+const dataDir = await seededDir(t, "bare");
 const db = await startEmbeddedDatabase({ dataDir, port: 0 });
 t.teardown(() => db.stop());
 const url = new URL(db.connectionString);

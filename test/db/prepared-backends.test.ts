@@ -9,6 +9,7 @@ import { createPool, inTransaction } from "../../src/db/pool.js";
 import { statementName } from "../../src/db/prepared.js";
 import { TEST_POSTGRES, testDatabaseUrl } from "../helpers/postgres.js";
 import { serverDir } from "../helpers/testdir.js";
+import { seededDir } from "../helpers/db-template.js";
 
 const QUERY = "select $1::int * 2 as n";
 
@@ -46,7 +47,7 @@ async function prepareInTransaction(url: string) {
 }
 
 t.test("on the embedded server, a connection asks before it prepares, under a savepoint in a transaction", async (t) => {
-  const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+  const db = await startEmbeddedDatabase({ dataDir: await seededDir(t, "bare"), port: 0 });
   t.teardown(() => db.stop());
   const { result, texts } = await prepareInTransaction(db.connectionString);
   t.same(result, { a: 4, b: 42, held: 1 });
@@ -60,7 +61,7 @@ t.test("on the embedded server, a connection asks before it prepares, under a sa
 const asks = (texts: string[]) => texts.filter((q) => q === "select 1 from pg_prepared_statements where name = $1").length;
 
 t.test("on the embedded server, what one connection learnt the others know: no question twice", async (t) => {
-  const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+  const db = await startEmbeddedDatabase({ dataDir: await seededDir(t, "bare"), port: 0 });
   t.teardown(() => db.stop());
   const text = "select $1::int + 100 as n";
   const first = createPool(db.connectionString, 1);

@@ -4,9 +4,9 @@ import { startEmbeddedDatabase } from "../../src/db/embedded.js";
 import { createPool, inTransaction } from "../../src/db/pool.js";
 import pg from "pg";
 import { pgConnectionOf, statementName } from "../../src/db/prepared.js";
-import { serverDir } from "../helpers/testdir.js";
+import { seededDir } from "../helpers/db-template.js";
 
-const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+const db = await startEmbeddedDatabase({ dataDir: await seededDir(t, "bare"), port: 0 });
 t.teardown(() => db.stop());
 
 const QUERY = "select $1::int + 1 as n";

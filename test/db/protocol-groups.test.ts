@@ -4,7 +4,7 @@ import t from "tap";
 import pg from "pg";
 import { startEmbeddedDatabase } from "../../src/db/embedded.js";
 import { endsGroup } from "../../src/db/protocol-groups.js";
-import { serverDir } from "../helpers/testdir.js";
+import { seededDir } from "../helpers/db-template.js";
 
 t.test("message groups close on Sync, Query, Terminate and startup", async (t) => {
   t.ok(endsGroup(Uint8Array.of(0x53, 0, 0, 0, 4)));
@@ -25,7 +25,7 @@ function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
 }
 
 t.test("transactions and parameterized queries from 8 connections at once neither wedge nor mix", async (t) => {
-  const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+  const db = await startEmbeddedDatabase({ dataDir: await seededDir(t, "bare"), port: 0 });
   t.teardown(() => db.stop());
   const pool = new pg.Pool({ connectionString: db.connectionString, max: 8 });
   t.teardown(() => pool.end());
@@ -56,7 +56,7 @@ t.test("transactions and parameterized queries from 8 connections at once neithe
 });
 
 t.test("a transaction still keeps its connection's statements together", async (t) => {
-  const db = await startEmbeddedDatabase({ dataDir: serverDir(t), port: 0 });
+  const db = await startEmbeddedDatabase({ dataDir: await seededDir(t, "bare"), port: 0 });
   t.teardown(() => db.stop());
   const clients = await Promise.all(
     [0, 1].map(async () => {

@@ -3,11 +3,13 @@
 import t from "tap";
 import { completeJobSql, queueLiteral, takeJobSql } from "../../src/db/sql/pgboss-jobs.js";
 import { INFERENCE_QUEUE, MAINTENANCE_QUEUE, MEMORY_QUEUE } from "../../src/jobs/queue.js";
+import { build, sql } from "../../src/db/statement.js";
 
 t.test("Psyche's queues are quoted as literals", async (t) => {
   for (const queue of [INFERENCE_QUEUE, MEMORY_QUEUE, MAINTENANCE_QUEUE]) t.equal(queueLiteral(queue), `'${queue}'`);
-  t.match(takeJobSql(INFERENCE_QUEUE, "$1"), `where name = '${INFERENCE_QUEUE}' and id = $1`);
-  t.match(completeJobSql(MEMORY_QUEUE, "$2"), `where name = '${MEMORY_QUEUE}' and id = $2`);
+  const id = "00000000-0000-0000-0000-000000000000";
+  t.match(build(takeJobSql(INFERENCE_QUEUE, sql`${id}`)).text, `where name = '${INFERENCE_QUEUE}' and id = $1`);
+  t.match(build(completeJobSql(MEMORY_QUEUE, sql`${id}`)).text, `where name = '${MEMORY_QUEUE}' and id = $1`);
 });
 
 t.test("anything else is refused, never quoted into a statement", async (t) => {

@@ -1,24 +1,27 @@
 // A reverie job's lifecycle, driven directly (dreams/reverie-job.ts) on the real database and
 // queue, with the server's own worker stopped so that only the test takes jobs: a chat waiting
 // puts the reverie back, a reverie runs to its journal entry and completes its job, a failing
-// model fails it, and a model deaf to the wake is abandoned after WAKE_DEADLINE_MS.
+// model fails it, and, handed to the scheduler (inference/scheduler.ts), a model deaf to the
+// wake is abandoned after WAKE_DEADLINE_MS.
 import t, { type Test } from "tap";
-import type { GenerateRequest, GenerateResult, InferenceEngine } from "../../src/inference/engine.js";
+import { TestEngine } from "../helpers/scripted-engine.js";
+import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
+import { ModelScheduler, type ScheduledJob, standaloneScheduler, WAKE_DEADLINE_MS } from "../../src/inference/scheduler.js";
 import { createLogger } from "../../src/log.js";
 import { INFERENCE_QUEUE, Priority, type ReverieJob } from "../../src/jobs/queue.js";
 import { buildReverie, queueReverie } from "../../src/dreams/queue-reverie.js";
-import { type ReverieOutcome, runReverieJob, WAKE_DEADLINE_MS } from "../../src/dreams/reverie-job.js";
+import { runReverieJob } from "../../src/dreams/reverie-job.js";
 import { Wake } from "../../src/dreams/dream.js";
 import { defaultDreamSettings } from "../../src/dreams/settings.js";
 import { startPsyche } from "../helpers/psyche.js";
 
 /** An engine whose reply the test sets: text, an error, or a generation that ignores its signal for `deafMs`. */
-class TestEngine implements InferenceEngine {
+class DreamEngine extends TestEngine {
   readonly modelName = "test";
   next: { text?: string; error?: string; deafMs?: number } = { text: "a quiet dream of rivers" };
   started: (() => void) | undefined;
 
-  async generate(request: GenerateRequest): Promise<GenerateResult> {
+  override async generate(request: GenerateRequest): Promise<GenerateResult> {
     const { text = "", error, deafMs } = this.next;
     this.started?.();
     if (error) throw new Error(error);
@@ -26,21 +29,15 @@ class TestEngine implements InferenceEngine {
     if (deafMs) await new Promise((r) => setTimeout(r, deafMs));
     return { text, finishReason: "stop", promptTokens: 5, completionTokens: 3, toolCalls: [] };
   }
-
-  countTokens(text: string): number {
-    return Math.ceil(text.length / 4);
-  }
-
-  async dispose(): Promise<void> {}
 }
 
-const engine = new TestEngine();
+const engine = new DreamEngine();
 const psyche = await startPsyche(t, { recallPromptTokens: 0, memoryTools: false }, { engine });
 await psyche.worker.stop(0);
 const { pool, boss, bus } = psyche.db;
 const log = createLogger("silent");
 const settings = defaultDreamSettings(psyche.config);
-const deps = { pool, boss, bus, engine, log, pollMs: 50, memory: psyche.mem.memory, mood: psyche.mem.mood };
+const deps = { pool, boss, bus, model: standaloneScheduler(engine), log, pollMs: 50, memory: psyche.mem.memory, mood: psyche.mem.mood };
 
 /** Queues a reverie and takes it, as the worker's loop does. */
 async function take(t: Test, job: ReverieJob): Promise<string> {
@@ -51,10 +48,9 @@ async function take(t: Test, job: ReverieJob): Promise<string> {
 }
 
 function run(jobId: string, job: ReverieJob, controller = new AbortController()) {
-  const outcomes: ReverieOutcome[] = [];
   const outliving: Promise<unknown>[] = [];
-  const done = runReverieJob(deps, jobId, job, controller, { outlives: (w) => outliving.push(w), ended: (o) => outcomes.push(o) });
-  return { done, outcomes, outliving, controller };
+  const done = runReverieJob(deps, jobId, job, controller, { outlives: (w) => outliving.push(w) });
+  return { done, outliving, controller };
 }
 
 const jobState = async (id: string) =>
@@ -66,7 +62,6 @@ t.test("a reverie runs to its journal entry and completes its job", async (t) =>
   const id = await take(t, job);
   const r = run(id, job);
   t.equal(await r.done, "dream-done");
-  t.same(r.outcomes, ["dream-done"]);
   t.equal(r.outliving.length, 1, "its scoring outlives the job");
   await Promise.all(r.outliving);
   t.equal(await jobState(id), "completed");
@@ -104,16 +99,35 @@ t.test("a reverie deaf to the wake is abandoned after the deadline; its end is w
   const job = buildReverie(settings, { kind: "dream" });
   const id = await take(t, job);
   const started = new Promise<void>((resolve) => (engine.started = resolve));
-  const r = run(id, job);
+  const outcomes: string[] = [];
+  const outliving: Promise<unknown>[] = [];
+  let woken: AbortController | undefined;
+  const scheduler: ModelScheduler<ScheduledJob> = new ModelScheduler(engine, {
+    runChat: async () => undefined,
+    runReverie: async (_job, controller) => {
+      woken = controller;
+      const outcome = await runReverieJob({ ...deps, model: scheduler }, id, job, controller, { outlives: (w) => outliving.push(w) });
+      outcomes.push(outcome);
+      return outcome;
+    },
+    abandoned: (_job, run) => {
+      outcomes.push("dream-abandoned");
+      outliving.push(run);
+    },
+    returnToQueue: async () => undefined,
+    look: () => undefined,
+  });
+  const admitted = scheduler.admit([{ id, kind: "reverie" }]);
   await started;
   const wokeAt = performance.now();
-  r.controller.abort(new Wake());
-  t.equal(await r.done, "dream-abandoned");
+  woken!.abort(new Wake());
+  await admitted;
   const waited = performance.now() - wokeAt;
   t.ok(waited >= WAKE_DEADLINE_MS - 20, `the worker waited out the deadline (${waited.toFixed(0)} ms)`);
-  t.same(r.outcomes, ["dream-abandoned"]);
-  await Promise.all(r.outliving);
-  t.same(r.outcomes, ["dream-abandoned", "dream-interrupted"], "and the reverie's end came later");
+  t.same(outcomes, ["dream-abandoned"]);
+  await Promise.all(outliving);
+  await Promise.all(outliving);
+  t.same(outcomes, ["dream-abandoned", "dream-interrupted"], "and the reverie's end came later");
   t.equal(await jobState(id), "completed");
   engine.started = undefined;
 });

@@ -9,11 +9,11 @@ import { createPool } from "../../src/db/pool.js";
 import { LocalBus } from "../../src/jobs/bus.js";
 import { startQueue } from "../../src/jobs/queue.js";
 import { createLogger } from "../../src/log.js";
-import { serverDir } from "../helpers/testdir.js";
+import { seededDir } from "../helpers/db-template.js";
 import { testConfig } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
 
-const dir = serverDir(t);
+const dir = await seededDir(t);
 const db = await startEmbeddedDatabase({ dataDir: dir, port: 0 });
 t.teardown(() => db.stop());
 const pool = createPool(db.connectionString, 2);

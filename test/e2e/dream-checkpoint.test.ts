@@ -1,17 +1,18 @@
 // Dream checkpoints: a running reverie's text so far is saved to its journal entry every few
 // seconds, so a worker that dies mid-dream leaves what it had dreamt, not an empty failed entry.
 import t from "tap";
+import { TestEngine } from "../helpers/scripted-engine.js";
 import { randomUUID } from "node:crypto";
 import { checkpointDream, startDream } from "../../src/db/sql/dreams.js";
 import { closeAbandonedEntries } from "../../src/db/sql/pgboss-jobs.js";
 import { markWorkerStopped, registerWorker } from "../../src/db/sql/workers.js";
-import type { GenerateRequest, GenerateResult, InferenceEngine } from "../../src/inference/engine.js";
+import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
 import { CHECKPOINT_MS } from "../../src/dreams/dream.js";
 import { startPsyche } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
 
 /** Dreams a word every 100 ms for a while; stops when told. */
-class SlowDreamer implements InferenceEngine {
+class SlowDreamer extends TestEngine {
   readonly modelName = "slow";
   async generate(request: GenerateRequest): Promise<GenerateResult> {
     let text = "";
@@ -30,10 +31,10 @@ class SlowDreamer implements InferenceEngine {
       toolCalls: [],
     };
   }
-  countTokens(text: string): number {
+  override countTokens(text: string): number {
     return Math.ceil(text.length / 4);
   }
-  async dispose(): Promise<void> {}
+  override async dispose(): Promise<void> {}
 }
 
 const psyche = await startPsyche(t, { recallPromptTokens: 0, memoryTools: false }, { engine: new SlowDreamer() });

@@ -12,7 +12,7 @@ import { MEMORY_QUEUE } from "../../src/jobs/queue.js";
 
 /** Two slots; a message with "hold" is generated until the test lets it go (each letGo frees those held until then). */
 class HoldingEngine extends ScriptedEngine {
-  readonly parallel = 2;
+  override readonly slots = 2;
   private release: () => void = () => undefined;
   private held = this.hold();
 

@@ -3,13 +3,14 @@
 // its own sequence. The engine here is scripted to ignore the abort on the dream sequence,
 // which the real one never does; everything around it is real.
 import t from "tap";
-import type { GenerateRequest, GenerateResult, InferenceEngine } from "../../src/inference/engine.js";
+import { TestEngine } from "../helpers/scripted-engine.js";
+import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
 import { startPsyche } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
 
 const DREAM_MS = 6000;
 
-class StubbornEngine implements InferenceEngine {
+class StubbornEngine extends TestEngine {
   readonly modelName = "stubborn";
   dreamEndedAt = 0;
   chatEndedAt = 0;
@@ -27,11 +28,11 @@ class StubbornEngine implements InferenceEngine {
     return done("hello");
   }
 
-  countTokens(text: string): number {
+  override countTokens(text: string): number {
     return Math.ceil(text.length / 4);
   }
 
-  async dispose(): Promise<void> {}
+  override async dispose(): Promise<void> {}
 }
 
 const engine = new StubbornEngine();

@@ -9,6 +9,7 @@ import { serve, type RunningPsyche } from "../../src/processes/serve.js";
 import type { InferenceEngine } from "../../src/inference/engine.js";
 import { testDatabaseUrl } from "./postgres.js";
 import { serverDir } from "./testdir.js";
+import { seedDatabase } from "./db-template.js";
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
   return loadConfig(
@@ -44,6 +45,7 @@ export async function startPsyche(
   // A test that restarts on one data directory (overrides.dataDir) finds its database again.
   const databaseUrl = await testDatabaseUrl(typeof overrides.dataDir === "string" ? overrides.dataDir : dir);
   const config = testConfig(dir, { ...(databaseUrl ? { databaseUrl } : {}), ...overrides });
+  if (!config.databaseUrl) await seedDatabase(config.dataDir);
   const psyche = await serve(config, createLogger(config.logLevel), opts);
   t.teardown(async () => {
     // A part that failed or hung while stopping is named here (the test's log is silent), so

@@ -57,5 +57,5 @@ t.test("the real engine on a CPU, --parallel unset: four slots", async (t) => {
     createLogger("silent"),
   );
   t.teardown(() => engine.dispose());
-  t.equal(engine.parallel, CPU_PARALLEL);
+  t.equal(engine.slots, CPU_PARALLEL);
 });

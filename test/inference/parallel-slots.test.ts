@@ -3,6 +3,7 @@
 // a prompt past the context is refused in its slot while the others finish, and a
 // conversation's next turn is read from where its slot left off.
 import t from "tap";
+import { modelOf } from "../helpers/model-of.js";
 import { createLlamaEngine } from "../../src/inference/create-engine.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { createLogger } from "../../src/log.js";
@@ -30,13 +31,13 @@ const ask = (content: string, seed: number): GenerateRequest => ({
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, i + 1));
 
 t.test("four chats at once say what each says alone", async (t) => {
-  t.equal(engine.parallel, 4);
+  t.equal(engine.slots, 4);
   const alone = [];
-  for (const q of questions) alone.push((await engine.generate(q)).text);
+  for (const q of questions) alone.push((await modelOf(engine).generate(q)).text);
   // Decoded together: their pieces of text come interleaved, not one reply after another.
   const order: number[] = [];
   const before = { ...engine.batching };
-  const together = await Promise.all(questions.map((q, i) => engine.generate({ ...q, onText: () => order.push(i) })));
+  const together = await Promise.all(questions.map((q, i) => modelOf(engine).generate({ ...q, onText: () => order.push(i) })));
   // Each step of the model takes every chat's next token (inference/gather-batch.ts), in the
   // order of their sequences, which llama.cpp needs to decode them in one pass.
   t.ok(batchesInSequenceOrder(), "npm install patched node-llama-cpp to add a batch's sequences in id order");
@@ -54,7 +55,7 @@ t.test("four chats at once say what each says alone", async (t) => {
 
 t.test("more chats than slots: the rest wait for a slot and finish too", async (t) => {
   const many = Array.from({ length: 7 }, (_, i) => ask(`question ${i}`, 100 + i));
-  const results = await Promise.all(many.map((q) => engine.generate(q)));
+  const results = await Promise.all(many.map((q) => modelOf(engine).generate(q)));
   t.equal(results.length, 7);
   t.ok(results.every((r) => r.finishReason === "length" || r.finishReason === "stop"));
 });
@@ -68,8 +69,8 @@ t.test("a forced tool call in one slot leaves its neighbours free text", async (
     },
   ];
   const [forced, free] = await Promise.all([
-    engine.generate({ ...ask("read notes.txt", 5), maxTokens: 80, tools, toolChoice: "required" }),
-    engine.generate(ask("say something", 6)),
+    modelOf(engine).generate({ ...ask("read notes.txt", 5), maxTokens: 80, tools, toolChoice: "required" }),
+    modelOf(engine).generate(ask("say something", 6)),
   ]);
   t.equal(forced.finishReason, "tool_calls");
   t.equal(forced.toolCalls[0]?.name, "read_file");
@@ -80,9 +81,9 @@ t.test("a forced tool call in one slot leaves its neighbours free text", async (
 t.test("a prompt past the context is refused in its slot; the others finish", async (t) => {
   const long = ask("word ".repeat(3000), 7);
   const [refused, ...rest] = await Promise.allSettled([
-    engine.generate(long),
-    engine.generate(questions[0]!),
-    engine.generate(questions[1]!),
+    modelOf(engine).generate(long),
+    modelOf(engine).generate(questions[0]!),
+    modelOf(engine).generate(questions[1]!),
   ]);
   t.equal(refused.status, "rejected");
   t.ok(refused.status === "rejected" && refused.reason instanceof ContextOverflow);
@@ -91,14 +92,14 @@ t.test("a prompt past the context is refused in its slot; the others finish", as
 
 t.test("a conversation's next turn is read from where its slot left off", async (t) => {
   const first = ask("tell me about the harbour", 9);
-  const reply = await engine.generate(first);
+  const reply = await modelOf(engine).generate(first);
   // Another conversation in between: in another slot, or in this one once it is written out.
-  await engine.generate(ask("something else entirely", 10));
+  await modelOf(engine).generate(ask("something else entirely", 10));
   const next: GenerateRequest = {
     ...first,
     messages: [...first.messages, { role: "assistant", content: reply.text }, { role: "user", content: "and then?" }],
   };
-  const again = await engine.generate(next);
+  const again = await modelOf(engine).generate(next);
   // The reply is read again where the random model's tokens are not how its text tokenizes.
   const cached = again.cachedTokens ?? 0;
   t.ok(cached >= reply.promptTokens, `the whole first prompt was still in its slot (${cached} of ${again.promptTokens} reused)`);
@@ -109,7 +110,10 @@ t.test("a chat whose slot must drop stale tokens starts beside running chats, no
   t.ok(decodeLoopYields(), "npm install patched node-llama-cpp's decode loop (scripts/patch-node-llama-cpp.mjs)");
   // Every slot holds an earlier prompt by now, so each of these erases what it does not share.
   const ended: string[] = [];
-  const run = (name: string, q: GenerateRequest) => engine.generate(q).then((r) => (ended.push(name), r));
+  const run = (name: string, q: GenerateRequest) =>
+    modelOf(engine)
+      .generate(q)
+      .then((r) => (ended.push(name), r));
   const longs = [
     run("long", { ...ask("a long story", 21), maxTokens: 300 }),
     run("long", { ...ask("another long story", 22), maxTokens: 300 }),
@@ -133,26 +137,26 @@ t.test("a conversation whose slot went to another chat loads its prefix back fro
     await plain.dispose();
   });
   const first = ask("tell me about the harbour", 31);
-  const reply = await kept.generate(first);
+  const reply = await modelOf(kept).generate(first);
   // One slot: the other chat takes it, and what the slot held is written out first.
-  await kept.generate(ask("something else entirely", 32));
+  await modelOf(kept).generate(ask("something else entirely", 32));
   t.equal(kept.promptCache.saved, 1);
   const next: GenerateRequest = {
     ...first,
     messages: [...first.messages, { role: "assistant", content: reply.text }, { role: "user", content: "and then?" }],
   };
-  const again = await kept.generate(next);
+  const again = await modelOf(kept).generate(next);
   t.equal(kept.promptCache.loaded, 1);
   t.equal(kept.promptCache.failed, 0);
   const cached = again.cachedTokens ?? 0;
   t.ok(cached >= reply.promptTokens, `the first turn was loaded, not read (${cached} of ${again.promptTokens})`);
   // The same two turns with nothing between them, on an engine that keeps nothing: the same words.
-  t.equal((await plain.generate(first)).text, reply.text);
-  t.equal((await plain.generate(next)).text, again.text);
+  t.equal((await modelOf(plain).generate(first)).text, reply.text);
+  t.equal((await modelOf(plain).generate(next)).text, again.text);
   t.same(plain.promptCache, { saved: 0, loaded: 0, failed: 0 });
   // And with a chat between them there, the first turn is read again.
-  await plain.generate(ask("something else entirely", 32));
-  t.ok(((await plain.generate(next)).cachedTokens ?? 0) < reply.promptTokens);
+  await modelOf(plain).generate(ask("something else entirely", 32));
+  t.ok(((await modelOf(plain).generate(next)).cachedTokens ?? 0) < reply.promptTokens);
 });
 
 t.test("a conversation's next turn writes out nothing of its own slot; another conversation's does", async (t) => {
@@ -176,11 +180,11 @@ t.test("a conversation's next turn writes out nothing of its own slot; another c
     conversation,
   });
   const first = turn("a", 1);
-  const reply = await engine.generate(first);
-  const second = await engine.generate(turn("a", 2, [first.messages[2]!, { role: "assistant", content: reply.text || "ok" }]));
+  const reply = await modelOf(engine).generate(first);
+  const second = await modelOf(engine).generate(turn("a", 2, [first.messages[2]!, { role: "assistant", content: reply.text || "ok" }]));
   t.ok((second.cachedTokens ?? 0) > 0, "the next turn reads on from its slot");
   t.equal(engine.promptCache.saved, 0, "its older rendering (the memories it moved past) was not written out");
-  await engine.generate(turn("b", 3));
+  await modelOf(engine).generate(turn("b", 3));
   t.equal(engine.promptCache.saved, 1, "another conversation taking the slot writes it out");
 });
 
@@ -210,12 +214,12 @@ t.test("a kept prompt a few tokens ahead of the slot is loaded where loads are m
   });
   const noon = [];
   for (const engine of [quickLoads, slowLoads]) {
-    await engine.generate(harbour("dawn", 41));
+    await modelOf(engine).generate(harbour("dawn", 41));
     // The one slot goes to another chat: what it held is written out.
-    await engine.generate(ask("something else entirely", 42));
+    await modelOf(engine).generate(ask("something else entirely", 42));
     t.equal(engine.promptCache.saved, 1);
     // A new chat sharing "tell me about the harbour at" with the kept prompt, less with the slot.
-    noon.push(await engine.generate(harbour("noon", 43)));
+    noon.push(await modelOf(engine).generate(harbour("noon", 43)));
   }
   const [loaded, read] = noon as [GenerateResult, GenerateResult];
   t.equal(quickLoads.promptCache.loaded, 1, "loaded where loading is measured to pay");
@@ -233,8 +237,8 @@ t.test("a prompt read with nothing else generating is measured; one read beside 
     createLogger("silent"),
   );
   t.teardown(() => engine.dispose());
-  await Promise.all(questions.map((q) => engine.generate(q)));
+  await Promise.all(questions.map((q) => modelOf(engine).generate(q)));
   t.equal(engine.stateCosts.measured.readMsPerToken, undefined, "four at once: no measure");
-  await engine.generate(ask("a question of its own, read alone", 51));
+  await modelOf(engine).generate(ask("a question of its own, read alone", 51));
   t.ok((engine.stateCosts.measured.readMsPerToken ?? 0) > 0, "alone: measured");
 });

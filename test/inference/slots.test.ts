@@ -1,5 +1,6 @@
-// Slot choice (src/inference/slots.ts): the longest shared prefix wins unless taking it throws
-// away more than it saves; waiting prompts are served first come, first served.
+// Slot choice (src/inference/slots.ts, made by inference/scheduler.ts): the longest shared prefix
+// wins unless taking it throws away more than it saves; waiting prompts are served first come,
+// first served.
 import t from "tap";
 import {
   busyRuns,
@@ -9,11 +10,13 @@ import {
   keptSlotScore,
   LOAD_MIN_GAIN,
   loadsKept,
-  SlotPool,
   sharedPrefix,
   slotScore,
   worthKeeping,
 } from "../../src/inference/slots.js";
+import { standaloneScheduler } from "../../src/inference/scheduler.js";
+import { slotPool } from "../helpers/slot-pool.js";
+import { ScriptedEngine } from "../helpers/scripted-engine.js";
 
 const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
 
@@ -27,7 +30,7 @@ t.test("the score: tokens saved, less half of those discarded", async (t) => {
 
 t.test("a conversation's next turn goes to the slot holding its history", async (t) => {
   const held = [[], range(0, 100), range(1000, 50)];
-  const pool = new SlotPool(held, (v) => v);
+  const pool = slotPool(held);
   const slot = await pool.acquire([...range(1000, 50), 7, 8]);
   t.equal(slot.index, 2);
   t.equal(pool.busy, 1);
@@ -36,22 +39,22 @@ t.test("a conversation's next turn goes to the slot holding its history", async 
 t.test("a small side request does not evict an agent session's long prefix", async (t) => {
   // Both start with the chat template's opening (token 1); nothing else is shared.
   const session = [1, ...range(5000, 20_000)];
-  const pool = new SlotPool([session, []], (v) => v);
+  const pool = slotPool([session, []]);
   const side = await pool.acquire([1, 2, 3, 4]);
   t.equal(side.index, 1, "the empty slot, though the session's shares a token");
-  pool.release(side);
+  await pool.release(side);
   const next = await pool.acquire([...session, 9, 9]);
   t.equal(next.index, 0, "the session's next request finds its prefix");
 });
 
 t.test("a new conversation takes a short chat's slot for the persona it shares", async (t) => {
   const persona = range(0, 300);
-  const pool = new SlotPool([[], [...persona, ...range(900, 60)]], (v) => v);
+  const pool = slotPool([[], [...persona, ...range(900, 60)]]);
   t.equal((await pool.acquire([...persona, 42, 43])).index, 1);
 });
 
 t.test("all slots busy: prompts wait, and are served in order of arrival", async (t) => {
-  const pool = new SlotPool<number[]>([[], []], (v) => v);
+  const pool = slotPool([[], []]);
   const a = await pool.acquire([1]);
   const b = await pool.acquire([2]);
   const order: string[] = [];
@@ -59,15 +62,15 @@ t.test("all slots busy: prompts wait, and are served in order of arrival", async
   const d = pool.acquire([4]).then((s) => (order.push("d"), s));
   await new Promise((r) => setImmediate(r));
   t.same(order, [], "none free: both wait");
-  pool.release(b);
+  await pool.release(b);
   t.equal((await c).index, b.index);
-  pool.release(a);
+  await pool.release(a);
   t.equal((await d).index, a.index);
   t.same(order, ["c", "d"]);
 });
 
 t.test("a wait ends when its signal aborts: its place goes to the next in line", async (t) => {
-  const pool = new SlotPool<number[]>([[]], (v) => v);
+  const pool = slotPool([[]]);
   const held = await pool.acquire([1]);
   const cancelled = new AbortController();
   const waiting = pool.acquire([2], cancelled.signal);
@@ -76,7 +79,7 @@ t.test("a wait ends when its signal aborts: its place goes to the next in line",
   cancelled.abort(new Error("the client went away"));
   await t.rejects(waiting, /the client went away/);
   t.equal(pool.waiters, 1, "out of the line");
-  pool.release(held);
+  await pool.release(held);
   t.equal((await next).index, held.index, "the slot goes to the one still waiting");
   const already = new AbortController();
   already.abort(new Error("gone before it asked"));
@@ -85,18 +88,21 @@ t.test("a wait ends when its signal aborts: its place goes to the next in line",
 });
 
 t.test("ties go to the slot unused longest", async (t) => {
-  const pool = new SlotPool<number[]>([[], [], []], (v) => v);
+  const pool = slotPool([[], [], []]);
   const s0 = await pool.acquire([1]);
   const s1 = await pool.acquire([1]);
   const s2 = await pool.acquire([1]);
-  pool.release(s1);
-  pool.release(s0);
-  pool.release(s2);
+  await pool.release(s1);
+  await pool.release(s0);
+  await pool.release(s2);
   t.equal((await pool.acquire([5])).index, 1);
 });
 
 t.test("a pool needs a slot", async (t) => {
-  t.throws(() => new SlotPool([], () => []), /at least one slot/);
+  const none = new (class extends ScriptedEngine {
+    override readonly slots = 0;
+  })(() => ({}));
+  t.throws(() => standaloneScheduler(none), /at least one slot/);
 });
 
 t.test("runs of busy slots side by side", async (t) => {
@@ -108,7 +114,7 @@ t.test("runs of busy slots side by side", async (t) => {
 
 t.test("a chat goes next to those generating, among slots of about the same worth", async (t) => {
   // Unrelated chats of about the same length in every slot.
-  const pool = new SlotPool([range(100, 40), range(200, 42), range(300, 41), range(400, 40)], (v) => v);
+  const pool = slotPool([range(100, 40), range(200, 42), range(300, 41), range(400, 40)]);
   const first = await pool.acquire([1, 2]);
   t.equal(first.index, 0, "the least discarded, none generating");
   const second = await pool.acquire([1, 3]);
@@ -119,7 +125,7 @@ t.test("a chat goes next to those generating, among slots of about the same wort
 
 t.test("a conversation's history outweighs a place beside the others", async (t) => {
   const history = range(500, 200);
-  const pool = new SlotPool([[], [], [], history], (v) => v);
+  const pool = slotPool([[], [], [], history]);
   const other = await pool.acquire([1]);
   t.equal(other.index, 0);
   t.equal((await pool.acquire([...history, 7])).index, 3, "its own slot, not slot 1 beside slot 0");
@@ -133,11 +139,7 @@ t.test("with kept prompts: a shared prefix beats an empty slot, a long one is st
   const next = [...template, ...range(200, 19)];
   t.ok(keptSlotScore(oneOff, next, 0, keeps) > keptSlotScore([], next, 0, keeps));
   t.ok(slotScore(oneOff, next) < slotScore([], next), "without kept prompts, the empty slot");
-  const pool = new SlotPool(
-    [[], oneOff],
-    (v) => v,
-    (prompt) => (cached) => keptSlotScore(cached, prompt, 0, keeps),
-  );
+  const pool = slotPool([[], oneOff], (prompt) => (cached) => keptSlotScore(cached, prompt, 0, keeps));
   t.equal((await pool.acquire(next)).index, 1);
   // An agent session's 20k tokens are not written out for a side request's 11.
   const session = [...template, ...range(5000, 20_000)];

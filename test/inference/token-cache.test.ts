@@ -1,6 +1,7 @@
 // The caching tokenizer against the tiny model's own: the same tokens for any text, copies that
 // callers may change, a bound on what it keeps, and the engine's prompt tokenized once a turn.
 import t from "tap";
+import { modelOf } from "../helpers/model-of.js";
 import fc from "fast-check";
 import { createLlamaEngine } from "../../src/inference/create-engine.js";
 import { ensureTinyModel, loadLlama } from "../../src/inference/load-model.js";
@@ -72,10 +73,10 @@ t.test("the engine tokenizes a turn's long prompt once, across turns too", async
   const stats = (engine.tokenizer as CachingTokenizer).stats;
   t.ok(stats, "the model loaded for the engine has the caching tokenizer");
   const system = { role: "system" as const, content: `You are a coding agent. ${longText(3, 700)}` };
-  const first = await engine.generate({ messages: [system, { role: "user", content: "List the files." }], maxTokens: 4, seed: 1 });
+  const first = await modelOf(engine).generate({ messages: [system, { role: "user", content: "List the files." }], maxTokens: 4, seed: 1 });
   const afterFirst = { ...stats };
   t.ok(afterFirst.misses >= 1);
-  const second = await engine.generate({
+  const second = await modelOf(engine).generate({
     messages: [
       system,
       { role: "user", content: "List the files." },

@@ -1,6 +1,7 @@
 // Function calls from the real engine on the tiny random model: forced by tool_choice, the
 // call is grammar-constrained, so even random weights name a real tool with valid arguments.
 import t from "tap";
+import { modelOf } from "../helpers/model-of.js";
 import { createLlamaEngine } from "../../src/inference/create-engine.js";
 import type { ToolSpec } from "../../src/tools/types.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
@@ -36,7 +37,7 @@ const tools: ToolSpec[] = [
 const messages = [{ role: "user" as const, content: "What is in notes.txt, and is it raining in Paris?" }];
 
 t.test("tool_choice required: a call to one of the tools, with JSON arguments", async (t) => {
-  const r = await engine.generate({ messages, maxTokens: 300, seed: 4, tools, toolChoice: "required" });
+  const r = await modelOf(engine).generate({ messages, maxTokens: 300, seed: 4, tools, toolChoice: "required" });
   t.equal(r.finishReason, "tool_calls");
   t.equal(r.toolCalls.length, 1);
   const call = r.toolCalls[0]!;
@@ -50,7 +51,7 @@ t.test("tool_choice required: a call to one of the tools, with JSON arguments", 
 });
 
 t.test("a named tool_choice calls that tool; the same seed makes the same call", async (t) => {
-  const ask = () => engine.generate({ messages, maxTokens: 300, seed: 9, tools, toolChoice: { name: "get_weather" } });
+  const ask = () => modelOf(engine).generate({ messages, maxTokens: 300, seed: 9, tools, toolChoice: { name: "get_weather" } });
   const [a, b] = [await ask(), await ask()];
   t.equal(a.toolCalls[0]?.name, "get_weather");
   const args = JSON.parse(a.toolCalls[0]!.arguments) as { city: unknown; unit: unknown };
@@ -71,8 +72,14 @@ t.test("an integer in a grammar-constrained reply is always a safe integer, a nu
   const numberTool: ToolSpec[] = [{ name: "count_things", description: "Count things", parameters: counts }];
   const seen = { integers: 0, numbers: 0 };
   for (let seed = 1; seed <= 40; seed++) {
-    const call = await engine.generate({ messages, maxTokens: 200, seed, tools: numberTool, toolChoice: { name: "count_things" } });
-    const reply = await engine.generate({
+    const call = await modelOf(engine).generate({
+      messages,
+      maxTokens: 200,
+      seed,
+      tools: numberTool,
+      toolChoice: { name: "count_things" },
+    });
+    const reply = await modelOf(engine).generate({
       messages,
       maxTokens: 200,
       seed,
@@ -99,11 +106,11 @@ t.test("an integer in a grammar-constrained reply is always a safe integer, a nu
 });
 
 t.test("tool_choice none, or auto with a model that never calls: text", async (t) => {
-  const none = await engine.generate({ messages, maxTokens: 12, seed: 1, tools, toolChoice: "none" });
+  const none = await modelOf(engine).generate({ messages, maxTokens: 12, seed: 1, tools, toolChoice: "none" });
   t.equal(none.finishReason, "length");
   t.same(none.toolCalls, []);
   t.ok(none.text.length > 0);
-  const auto = await engine.generate({ messages, maxTokens: 12, seed: 1, tools });
+  const auto = await modelOf(engine).generate({ messages, maxTokens: 12, seed: 1, tools });
   t.same(auto.toolCalls, []);
   t.ok(auto.text.length > 0);
 });
@@ -167,7 +174,7 @@ t.test("arguments are checked against the tool's own schema, for what the gramma
     [/not valid JSON Schema/],
   );
   // The random model fills an optional number with null or a huge value: reported, not hidden.
-  const forced = await engine.generate({ messages, maxTokens: 300, seed: 1, tools: add, toolChoice: "required" });
+  const forced = await modelOf(engine).generate({ messages, maxTokens: 300, seed: 1, tools: add, toolChoice: "required" });
   t.equal(forced.toolCalls[0]?.name, "add");
   t.same(forced.toolCalls[0]!.problems, argumentProblems(add, forced.toolCalls[0]!));
 });

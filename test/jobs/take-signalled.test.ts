@@ -120,8 +120,7 @@ t.test("the worker takes signalled chats without a fetch, and fetches for a sign
  * finds them once chats end. The worker's logic is under test; the engine is scripted.
  */
 class GatedEngine extends ScriptedEngine {
-  readonly parallel = 4;
-  readonly waitsForSlot = true;
+  override readonly slots = 4;
   private opened!: () => void;
   readonly gate = new Promise<void>((resolve) => (this.opened = resolve));
 

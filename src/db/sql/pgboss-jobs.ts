@@ -1,6 +1,7 @@
 // Every statement that reads or writes pg-boss's own tables, so that a pg-boss upgrade (its
 // schema is not an API) touches this file alone. Queue names come from jobs/queue.ts.
 import type { Queryable } from "../pool.js";
+import { raw, type Sql, sql } from "../statement.js";
 
 /**
  * A queue's name as a literal in a statement's text, not a parameter. pg-boss partitions its
@@ -43,23 +44,23 @@ export async function waitingAbove(db: Queryable, queue: string, priority: numbe
 }
 
 /**
- * A statement's part that takes job `id` (an SQL expression) of queue `queue` as pg-boss's fetch
+ * A statement's part that takes job `id` (an SQL fragment) of queue `queue` as pg-boss's fetch
  * does (node_modules/pg-boss/src/plans.js, fetchNextJob): waiting and due, then active, its
  * retry counted when it ran before. Returns the job's id; nothing when it is not waiting.
  */
-export const takeJobSql = (queue: string, id: string) =>
-  `update pgboss.job set state = 'active', started_on = now(),
+export const takeJobSql = (queue: string, id: Sql) =>
+  sql`update pgboss.job set state = 'active', started_on = now(),
           retry_count = case when started_on is not null then retry_count + 1 else retry_count end
-     where name = ${queueLiteral(queue)} and id = ${id} and state < 'active' and start_after < now()
+     where name = ${raw(queueLiteral(queue))} and id = ${id} and state < 'active' and start_after < now()
      returning id`;
 
 /**
- * A statement's part that completes active job `id` (an SQL expression) of queue `queue` as
+ * A statement's part that completes active job `id` (an SQL fragment) of queue `queue` as
  * pg-boss's complete does without output (node_modules/pg-boss/src/plans.js, completeJobs).
  */
-export const completeJobSql = (queue: string, id: string) =>
-  `update pgboss.job set completed_on = now(), state = 'completed'
-     where name = ${queueLiteral(queue)} and id = ${id} and state = 'active'
+export const completeJobSql = (queue: string, id: Sql) =>
+  sql`update pgboss.job set completed_on = now(), state = 'completed'
+     where name = ${raw(queueLiteral(queue))} and id = ${id} and state = 'active'
      returning id`;
 
 /** Returns a fetched job to the queue untouched, to run after what outranks it. */

@@ -1,6 +1,6 @@
 // The Responses API's rows beside their turns (migrations/000012_responses.sql).
 import type { Queryable } from "../pool.js";
-import type { Turn } from "./turns.js";
+import { type Turn, turnColumns } from "./turns.js";
 
 /** An input item as GET /v1/responses/{id}/input_items lists it. */
 export type StoredInputItem =
@@ -43,7 +43,7 @@ export async function insertResponse(db: Queryable, r: NewResponse): Promise<voi
 /** A response with its turn; deleted and unstored ones too (the caller decides what it may see). */
 export async function getResponse(db: Queryable, turnId: string): Promise<ResponseRow | undefined> {
   const res = await db.query<ResponseRow>(
-    `select t.*, r.previous_turn_id, r.store, r.metadata, r.input, r.deleted_at
+    `select ${turnColumns("t")}, r.previous_turn_id, r.store, r.metadata, r.input, r.deleted_at
      from responses r join turns t on t.id = r.turn_id where r.turn_id = $1`,
     [turnId],
   );

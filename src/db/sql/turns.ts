@@ -1,4 +1,6 @@
 import type { Queryable } from "../pool.js";
+import { PgErrorCode, pgErrorCode } from "../errors.js";
+import { build, empty, type ForeignStatement, foreign, raw, type Sql, sql } from "../statement.js";
 import type { CheckedToolCall, ToolCall, ToolChoice, ToolSpec } from "../../tools/types.js";
 import type { ResponseFormat } from "../../tools/response-format.js";
 import { messageArrays, type NewMessage } from "./conversations.js";
@@ -48,7 +50,14 @@ export interface Turn {
   instructions: string | null;
 }
 
-const TURN_COLUMNS = "t.*";
+/** The columns of a Turn, read from `t`. */
+const TURN_COLUMNS = `t.id, t.conversation_id, t.status, t.model, t.temperature, t.top_p, t.top_k, t.max_tokens, t.seed, t.stop,
+  t.stream, t.job_id, t.worker_id, t.attempts, t.content, t.finish_reason, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
+  t.error, t.cancel_requested_at, t.created_at, t.started_at, t.finished_at, t.prompt_end_position, t.tools, t.tool_choice,
+  t.tool_calls, t.parallel_tool_calls, t.response_format, t.presence_penalty, t.frequency_penalty, t.logit_bias, t.instructions`;
+
+/** A Turn's columns, from `alias` instead of `t`. */
+export const turnColumns = (alias: string) => TURN_COLUMNS.replace(/\bt\./g, `${alias}.`);
 
 export interface NewTurn {
   conversationId: string;
@@ -91,77 +100,57 @@ export interface TurnWithMessages extends NewTurn {
   promptEndPosition: number;
 }
 
-/** A statement of another library's, to run as part of one of ours (jobs/queue.ts, sendStatement). */
-export interface ForeignStatement {
-  text: string;
-  values: readonly unknown[];
-}
+/** Whether a statement failed at psyche_require (migrations/000025_require.sql) for `what`. */
+export const failedRequirement = (err: unknown, what: string) =>
+  pgErrorCode(err) === PgErrorCode.requirementFailed && (err as Error).message.includes(what);
 
-/** `text` with its parameters $1, $2, ... renumbered to follow `before` others. */
-export function shiftParameters(text: string, before: number): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + before}`);
-}
-
-/** How a statement of ours fails on purpose, to undo a data-modifying CTE (see insertTurnWithMessages). */
-const DIVISION_BY_ZERO = "22012";
-
-/** The error a turn's statement raises when its job was not queued (see insertTurnWithMessages). */
-export const JOB_NOT_QUEUED = DIVISION_BY_ZERO;
+const JOB_QUEUED = "the job was queued";
+const TURN_HELD = "the worker holds the turn";
 
 /**
  * Stores a queued turn, the request's new messages and any superseding, creating the
  * conversation if needed, and queues its job (pg-boss's own insert, `job`): one statement, so
  * the request costs one round trip, and a new conversation needs no transaction around it. A
- * job pg-boss does not insert fails the whole statement (a division by zero, JOB_NOT_QUEUED),
- * so no turn is stored without its job.
+ * job pg-boss does not insert fails the whole statement, so no turn is stored without its job.
  */
 export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages, job: ForeignStatement): Promise<void> {
-  await db.query(
-    `with job as (${shiftParameters(job.text, 29)}),
+  const m = messageArrays(t.messages);
+  const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+  const statement = build(
+    sql`with job as (${foreign(job)}),
      conv as (
-       insert into conversations (id, scope) values ($1, coalesce($29::text, 'default')) on conflict (id) do nothing returning id),
+       insert into conversations (id, scope) values (${t.conversationId}, coalesce(${t.scope ?? null}::text, 'default'))
+       on conflict (id) do nothing returning id),
      sup as (
        update messages set superseded_at = now()
-       where conversation_id = $1 and $2::int is not null and position >= $2 and superseded_at is null returning 1),
+       where conversation_id = ${t.conversationId} and ${t.supersedeFrom}::int is not null and position >= ${t.supersedeFrom}
+         and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, max_tokens, seed, stop, stream, job_id, prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty, frequency_penalty, logit_bias, instructions, purpose, top_k)
-       values ($3, $1, $4, $5, $6, $7, $8, $9, $10, $11, $12, $19::jsonb, $20::jsonb, $21, $22::jsonb, $23, $24, $25::jsonb, $26, $27, $28) returning id),
+       insert into turns (id, conversation_id, model, temperature, top_p, top_k, max_tokens, seed, stop, stream, job_id,
+                          prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty,
+                          frequency_penalty, logit_bias, instructions, purpose)
+       values (${t.turnId}, ${t.conversationId}, ${t.model}, ${t.temperature}, ${t.topP}, ${t.topK ?? null}, ${t.maxTokens}, ${t.seed},
+               ${t.stop}, ${t.stream}, ${t.jobId}, ${t.promptEndPosition}, ${t.tools?.length ? json(t.tools) : null}::jsonb,
+               ${json(t.toolChoice)}::jsonb, ${t.parallelToolCalls ?? null}, ${json(t.responseFormat)}::jsonb,
+               ${t.presencePenalty ?? null}, ${t.frequencyPenalty ?? null},
+               ${t.logitBias && Object.keys(t.logitBias).length ? json(t.logitBias) : null}::jsonb, ${t.instructions ?? null},
+               ${t.purpose ?? "chat"})
+       returning id),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
-       select $1, $13 + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, $3
-       from unnest($14::text[], $15::text[], $16::text[], $17::text[], $18::text[]) with ordinality as m(role, content, name, tool_calls, tool_call_id, ord) returning 1)
-     select (select count(*) from ins) as inserted, 1 / (select count(*)::int from job) as queued`,
-    [
-      t.conversationId,
-      t.supersedeFrom,
-      t.turnId,
-      t.model,
-      t.temperature,
-      t.topP,
-      t.maxTokens,
-      t.seed,
-      t.stop,
-      t.stream,
-      t.jobId,
-      t.promptEndPosition,
-      t.firstPosition,
-      ...(({ roles, contents, names, toolCalls, toolCallIds }) => [roles, contents, names, toolCalls, toolCallIds])(
-        messageArrays(t.messages),
-      ),
-      t.tools?.length ? JSON.stringify(t.tools) : null,
-      t.toolChoice ? JSON.stringify(t.toolChoice) : null,
-      t.parallelToolCalls ?? null,
-      t.responseFormat ? JSON.stringify(t.responseFormat) : null,
-      t.presencePenalty ?? null,
-      t.frequencyPenalty ?? null,
-      t.logitBias && Object.keys(t.logitBias).length ? JSON.stringify(t.logitBias) : null,
-      t.instructions ?? null,
-      t.purpose ?? "chat",
-      t.topK ?? null,
-      t.scope ?? null,
-      ...job.values,
-    ],
+       select ${t.conversationId}, ${t.firstPosition} + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, ${t.turnId}
+       from unnest(${m.roles}::text[], ${m.contents}::text[], ${m.names}::text[], ${m.toolCalls}::text[], ${m.toolCallIds}::text[])
+         with ordinality as m(role, content, name, tool_calls, tool_call_id, ord)
+       returning 1)
+     select (select count(*) from ins) as inserted, psyche_require((select count(*) from job) = 1, ${JOB_QUEUED}) as queued`,
+    job,
   );
+  try {
+    await db.query(statement.text, statement.values);
+  } catch (err) {
+    if (failedRequirement(err, JOB_QUEUED)) throw new Error("pg-boss did not accept the chat job", { cause: err });
+    throw err;
+  }
 }
 
 export async function getTurn(db: Queryable, id: string): Promise<Turn | undefined> {
@@ -186,21 +175,19 @@ export interface ClaimedTurn extends Turn {
  * worker died) finds nothing to do, as does a finished or cancelled turn.
  */
 export async function claimTurn(db: Queryable, id: string, jobId: string, workerId: string): Promise<ClaimedTurn | undefined> {
-  const res = await db.query<ClaimedTurn>(`with claimed as (${claimSql("$2", "$3")}) select ${CLAIMED_COLUMNS} from claimed c`, [
-    id,
-    jobId,
-    workerId,
-  ]);
+  const statement = build(sql`with claimed as (${claimSql(id, sql`${jobId}::uuid`, workerId)}) select ${CLAIMED_COLUMNS} from claimed c`);
+  const res = await db.query<ClaimedTurn>(statement.text, statement.values);
   return res.rows[0];
 }
 
-/** Marks turn $1 running under `worker` if `job` is still its job (SQL expressions); returns the turn's row. */
-const claimSql = (job: string, worker: string) => `update turns set status = 'running', worker_id = ${worker}, attempts = attempts + 1,
+/** Marks turn `id` running under `workerId` if `job` (an SQL fragment) is still its job; returns the turn's row. */
+const claimSql = (id: string, job: Sql, workerId: string) =>
+  sql`update turns t set status = 'running', worker_id = ${workerId}::uuid, attempts = attempts + 1,
          started_at = coalesce(started_at, now())
-     where id = $1 and job_id = ${job} and status = 'queued' returning *`;
+     where t.id = ${id}::uuid and t.job_id = ${job} and t.status = 'queued' returning ${raw(TURN_COLUMNS)}`;
 
 /** A claimed turn `c` with everything generation needs (ClaimedTurn). */
-const CLAIMED_COLUMNS = `c.*,
+const CLAIMED_COLUMNS = raw(`${turnColumns("c")},
        coalesce((select json_agg(json_build_object('role', m.role, 'content', m.content, 'tool_calls', m.tool_calls, 'tool_call_id', m.tool_call_id) order by m.position)
                  from messages m
                  where m.conversation_id = c.conversation_id and m.superseded_at is null
@@ -208,7 +195,7 @@ const CLAIMED_COLUMNS = `c.*,
        coalesce((select string_agg(e.content, '' order by e.seq) from turn_events e where e.turn_id = c.id and e.kind = 'delta'), '') as streamed_text,
        coalesce((select sum(e.tokens)::int from turn_events e where e.turn_id = c.id), 0) as streamed_tokens,
        coalesce((select max(e.seq) from turn_events e where e.turn_id = c.id), 0) as last_seq,
-       (select v.scope from conversations v where v.id = c.conversation_id) as scope`;
+       (select v.scope from conversations v where v.id = c.conversation_id) as scope`);
 
 /** What takeQueuedTurn took: the job, and the turn unless it was no longer queued. */
 export interface TakenTurn {
@@ -224,13 +211,13 @@ export interface TakenTurn {
  * back without the turn, for the worker to complete.
  */
 export async function takeQueuedTurn(db: Queryable, id: string, queue: string, workerId: string): Promise<TakenTurn | undefined> {
-  const res = await db.query<ClaimedTurn & { taken_job_id: string }>(
-    `with job as (${takeJobSql(queue, "(select t.job_id from turns t where t.id = $1 and t.status = 'queued')")}),
-     claimed as (${claimSql("(select id from job)", "$2")})
+  const statement = build(
+    sql`with job as (${takeJobSql(queue, sql`(select t.job_id from turns t where t.id = ${id}::uuid and t.status = 'queued')`)}),
+     claimed as (${claimSql(id, sql`(select id from job)`, workerId)})
      select j.id as taken_job_id, ${CLAIMED_COLUMNS}
      from job j left join claimed c on true`,
-    [id, workerId],
   );
+  const res = await db.query<ClaimedTurn & { taken_job_id: string }>(statement.text, statement.values);
   const row = res.rows[0];
   if (!row) return undefined;
   const { taken_job_id: jobId, ...turn } = row;
@@ -284,75 +271,60 @@ export async function finishTurn(
   } = {},
 ): Promise<TurnEvent | undefined> {
   const m = messageArrays([reply]);
-  const values = [
-    id,
-    workerId,
-    r.finishReason,
-    r.content,
-    r.promptTokens,
-    r.completionTokens,
-    r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null,
-    r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null,
-    r.cachedTokens ?? null,
-    m.roles[0],
-    m.contents[0],
-    m.names[0],
-    m.toolCalls[0],
-    m.toolCallIds[0],
-    ...(chatJob ? [chatJob.id] : []),
-  ];
-  const tailAt = values.length + 1;
-  if (tail) values.push(tail.seq, tail.content, tail.tokens);
-  // A data-modifying CTE runs whatever the others do: the job's insert is undone only by the
-  // statement failing, a division by zero where the turn was not the worker's to finish (`fin`
-  // is empty) or pg-boss inserted nothing (`job`). The chat job's id comes through `fin`: a turn
-  // not finished here completes nothing.
-  const completed = chatJob ? `, completed as (${completeJobSql(chatJob.queue, "(select $15::uuid from fin)")})` : "";
-  const job = memoryJob ? `job as (${shiftParameters(memoryJob.text, values.length)}),` : "";
-  const result = memoryJob
-    ? "select (select seq from closing) as seq, 1 / (select count(*)::int from fin) as held, 1 / (select count(*)::int from job) as queued"
-    : "select seq from closing";
-  let res: { rows: { seq: number | null }[] };
-  try {
-    res = await db.query<{ seq: number | null }>(
-      `with ${job}
+  // A data-modifying part runs whatever the others do: the memory job's insert is undone only
+  // by the statement failing, where the turn was not the worker's to finish (`fin` is empty) or
+  // pg-boss inserted nothing (`job`). The chat job's id comes through `fin`: a turn not finished
+  // here completes nothing.
+  const statement = build(
+    sql`with ${memoryJob ? sql`job as (${foreign(memoryJob)}),` : empty}
        fin as (
-         update turns set status = case when $3 = 'cancelled' then 'cancelled' else 'done' end,
-                content = $4, finish_reason = $3, prompt_tokens = $5, completion_tokens = $6, tool_calls = $7::jsonb, server_tool_calls = $8::jsonb, cached_tokens = $9,
-                finished_at = now()
-         where id = $1 and worker_id = $2 and status = 'running'
+         update turns set status = case when ${r.finishReason} = 'cancelled' then 'cancelled' else 'done' end,
+                content = ${r.content}, finish_reason = ${r.finishReason}, prompt_tokens = ${r.promptTokens},
+                completion_tokens = ${r.completionTokens}, tool_calls = ${r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null}::jsonb,
+                server_tool_calls = ${r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null}::jsonb,
+                cached_tokens = ${r.cachedTokens ?? null}, finished_at = now()
+         where id = ${id} and worker_id = ${workerId} and status = 'running'
          returning id, conversation_id),
        reply as (
          insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
          select f.conversation_id, coalesce((select max(position) from messages where conversation_id = f.conversation_id), 0) + 1,
-                $10, $11, $12, $13::jsonb, $14, f.id
+                ${m.roles[0]}, ${m.contents[0]}, ${m.names[0]}, ${m.toolCalls[0]}::jsonb, ${m.toolCallIds[0]}, f.id
          from fin f
          returning 1),
        ${
          tail
-           ? `tail as (
+           ? sql`tail as (
          insert into turn_events (turn_id, seq, kind, content, tokens)
-         select f.id, $${tailAt}::int, 'delta', $${tailAt + 1}, $${tailAt + 2}::int from fin f
+         select f.id, ${tail.seq}::int, 'delta', ${tail.content}, ${tail.tokens}::int from fin f
          returning seq),`
-           : ""
+           : empty
        }
        closing as (
          insert into turn_events (turn_id, seq, kind, content)
-         select f.id, greatest(coalesce((select max(e.seq) from turn_events e where e.turn_id = f.id), 0)${tail ? ", (select seq from tail)" : ""}) + 1, 'done', $3
+         select f.id, greatest(coalesce((select max(e.seq) from turn_events e where e.turn_id = f.id), 0)${tail ? sql`, (select seq from tail)` : empty}) + 1,
+                'done', ${r.finishReason}
          from fin f
          returning seq),
        touched as (
          update conversations set last_active_at = now() where id in (select conversation_id from fin) returning 1)
-       ${completed}
-       ${result}`,
-      memoryJob ? [...values, ...memoryJob.values] : values,
-    );
+       ${chatJob ? sql`, completed as (${completeJobSql(chatJob.queue, sql`(select ${chatJob.id}::uuid from fin)`)})` : empty}
+       ${
+         memoryJob
+           ? sql`select (select seq from closing) as seq,
+                    psyche_require(exists (select 1 from fin), ${TURN_HELD}) as held,
+                    psyche_require((select count(*) from job) = 1, ${JOB_QUEUED}) as queued`
+           : sql`select seq from closing`
+       }`,
+    memoryJob,
+  );
+  let res: { rows: { seq: number | null }[] };
+  try {
+    res = await db.query<{ seq: number | null }>(statement.text, statement.values);
   } catch (err) {
-    if (!memoryJob || (err as { code?: string }).code !== DIVISION_BY_ZERO) throw err;
-    // Which of the two: a turn taken from this worker is the expected case (nothing written).
-    const held = await db.query("select 1 from turns where id = $1 and worker_id = $2 and status = 'running'", [id, workerId]);
-    if (held.rowCount) throw new Error("pg-boss did not accept the turn's memory job");
-    return undefined;
+    // A turn taken from this worker is the expected case: nothing written.
+    if (failedRequirement(err, TURN_HELD)) return undefined;
+    if (failedRequirement(err, JOB_QUEUED)) throw new Error("pg-boss did not accept the turn's memory job", { cause: err });
+    throw err;
   }
   const seq = res.rows[0]?.seq;
   return seq === undefined || seq === null ? undefined : { seq, kind: "done", content: r.finishReason };

@@ -1,11 +1,14 @@
-// An Anthropic Messages request as a turn of a conversation: its system prompt, messages and
-// tools become the messages and tools every other API's turn has (conversation/start-turn.ts),
-// and nothing below this file knows which API asked.
+// An Anthropic Messages request as a turn request (conversation/turn-request.ts): its system
+// prompt, messages and tools become the messages and tools every other API's turn has, and
+// nothing below this file knows which API asked. Pure: the body and the headers in.
+import type { TurnRequest } from "../../conversation/turn-request.js";
 import type { NewMessage } from "../../db/sql/conversations.js";
-import { invalidRequest } from "../../errors.js";
+import { fromZodError, invalidRequest } from "../../errors.js";
 import { requestTools } from "../../tools/request-tools.js";
 import type { ToolChoice, ToolSpec } from "../../tools/types.js";
-import type { AnthropicMessage, CountTokensRequest } from "../schemas/messages.js";
+import { type HeaderOf, namedConversation, type TranslateOptions } from "../chat/translate.js";
+import { fieldsToIgnore, withoutFields } from "../request-fields.js";
+import { type AnthropicMessage, type CountTokensRequest, MESSAGES_NOT_HONOURED, MessagesRequestSchema } from "../schemas/messages.js";
 
 /**
  * Claude Code's system prompt opens with a billing line whose `cch=` stamp changes with every
@@ -127,4 +130,49 @@ export function turnTools(req: Pick<CountTokensRequest, "tools" | "tool_choice">
     if (typeof e.param === "string") e.param = e.param.replace(/\.function\.parameters$/, ".input_schema");
     throw err;
   }
+}
+
+export interface MessagesTranslation {
+  request: TurnRequest;
+  /** Fields ignored (Anthropic's server tools among them), to name in X-Psyche-Ignored-Fields. */
+  ignored: string[];
+}
+
+export function messagesRequest(body: Record<string, unknown>, header: HeaderOf, o: TranslateOptions): MessagesTranslation {
+  const ignored = fieldsToIgnore(body, { known: MessagesRequestSchema.shape, notHonoured: MESSAGES_NOT_HONOURED }, o.strict);
+  const parsed = MessagesRequestSchema.safeParse(withoutFields(body, ignored));
+  if (!parsed.success) throw fromZodError(parsed.error);
+  const req = parsed.data;
+  const { tools, toolChoice, serverTools } = turnTools(req);
+  if (serverTools.length && o.strict)
+    throw invalidRequest(`${serverTools[0]}: Anthropic's server tools are not available on this server`, "tools", "unsupported_parameter");
+  const named = header("x-psyche-conversation");
+  const agent = agentConversation(req.metadata?.user_id, header("x-claude-code-session-id"));
+  const disableParallel =
+    req.tool_choice && "disable_parallel_tool_use" in req.tool_choice ? req.tool_choice.disable_parallel_tool_use : undefined;
+  const request: TurnRequest = {
+    model: req.model,
+    messages: turnMessages(req.system, req.messages),
+    tools,
+    toolChoice,
+    parallelToolCalls: disableParallel === undefined ? null : !disableParallel,
+    responseFormat: null,
+    sampling: {
+      temperature: req.temperature ?? null,
+      topP: req.top_p ?? null,
+      topK: req.top_k ?? null,
+      seed: null,
+      stop: req.stop_sequences ?? [],
+      presencePenalty: null,
+      frequencyPenalty: null,
+      logitBias: null,
+    },
+    budget: { maxTokens: req.max_tokens, field: "max_tokens" },
+    instructions: null,
+    conversation: named !== undefined ? namedConversation(named, "X-Psyche-Conversation") : namedConversation(agent, "metadata.user_id"),
+    scope: o.scope,
+    purpose: "chat",
+    stream: req.stream ?? false,
+  };
+  return { request, ignored: [...ignored, ...serverTools] };
 }

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { WebServices } from "../../web-services.js";
-import { modelNotFound } from "../errors.js";
+import { ModelNotFound } from "../../conversation/open-turn.js";
 
 const STARTED = Math.floor(Date.now() / 1000);
 
@@ -13,7 +13,7 @@ export function modelRoutes(deps: WebServices): Hono {
   app.get("/v1/models/:id", (c) => {
     const id = c.req.param("id");
     if (id === embedder.id) return c.json(embedder);
-    if (id !== deps.modelId) throw modelNotFound(id, deps.modelId);
+    if (id !== deps.modelId) throw new ModelNotFound(id, deps.modelId);
     return c.json(model);
   });
   return app;

@@ -1,28 +1,27 @@
 // OpenAI's Responses API over Psyche's conversations (docs/api.md, "The Responses API"): a response
 // is a turn, so it recalls memories, moves the mood, wakes a dream and survives a client that
 // leaves or a worker that dies, exactly as a chat completion does.
-import { requestScope } from "../request-scope.js";
 import { Hono } from "hono";
 import { z } from "zod";
-import { replyBudget, startFollowed } from "../../conversation/followed-turn.js";
+import { openTurn } from "../../conversation/open-turn.js";
 import { finishedTurn } from "../../conversation/finished-turn.js";
 import { TurnFollower } from "../../conversation/follow-turn.js";
+import { responseId, turnIdOf } from "../../conversation/response-ids.js";
 import { deleteResponse, getResponse, type ResponseRow } from "../../db/sql/responses.js";
 import { requestCancel } from "../../db/sql/turns.js";
 import { Channel } from "../../jobs/bus.js";
-import { fromZodError, invalidRequest, UserError } from "../../errors.js";
-import { requestTools } from "../../tools/request-tools.js";
-import { requestResponseFormat } from "../../tools/response-format.js";
-import { startResponse } from "../../conversation/start-response.js";
-import { responseId, turnIdOf } from "../../conversation/response-ids.js";
+import { fromZodError, invalidRequest } from "../../errors.js";
 import type { WebServices } from "../../web-services.js";
-import { ApiError, modelNotFound } from "../errors.js";
+import { ApiError } from "../errors.js";
 import { readJsonObject } from "../read-json.js";
-import { RESPONSES_NOT_HONOURED, ResponseIdSchema, type ResponsesRequest, ResponsesRequestSchema } from "../schemas/responses.js";
-import { fieldsToIgnore, reportIgnored, withoutFields } from "../request-fields.js";
-import { itemsToMessages, storedInputItems } from "../responses/input-items.js";
+import { relayTurn } from "../relay-turn.js";
+import { reportIgnored } from "../request-fields.js";
+import { requestScope } from "../request-scope.js";
+import { ResponseIdSchema } from "../schemas/responses.js";
 import { responseObject } from "../responses/render.js";
-import { streamResponse } from "../responses/stream.js";
+import { responseStreamFrames } from "../responses/stream.js";
+import { responsesRequest } from "../responses/translate.js";
+import { turnHeaders } from "../turn-headers.js";
 
 const notFound = (id: string) =>
   new ApiError(404, "not_found_error", `Response with id '${id}' not found.`, { param: "response_id", code: "response_not_found" });
@@ -37,120 +36,38 @@ async function visibleResponse(deps: WebServices, raw: string): Promise<Response
   return row;
 }
 
-/** The chat API's tools and formats, checked by the same code (tools/request-tools.ts), with this API's field names in errors. */
-function toolsAndFormat(req: ResponsesRequest) {
-  try {
-    const { tools, toolChoice } = requestTools({
-      tools: req.tools?.map((t) => ({
-        type: "function" as const,
-        function: { name: t.name, description: t.description ?? undefined, parameters: t.parameters ?? undefined, strict: t.strict },
-      })),
-      tool_choice:
-        typeof req.tool_choice === "object" && req.tool_choice !== null
-          ? { type: "function", function: { name: req.tool_choice.name } }
-          : req.tool_choice,
-    });
-    const f = req.text?.format;
-    const raw =
-      !f || f.type !== "json_schema"
-        ? f
-        : { type: "json_schema" as const, json_schema: { name: f.name, description: f.description, schema: f.schema, strict: f.strict } };
-    const responseFormat = requestResponseFormat(raw, tools !== null && toolChoice !== "none", "text.format");
-    return { tools, toolChoice, responseFormat };
-  } catch (err) {
-    if (!(err instanceof UserError)) throw err;
-    const rename = (s: string) => s.replace(/\.function\./g, ".").replace("text.format.json_schema.schema", "text.format.schema");
-    throw new UserError(rename(err.message), { status: err.status, param: err.param === null ? null : rename(err.param), code: err.code });
-  }
-}
-
 const ListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(20),
   order: z.enum(["asc", "desc"]).default("desc"),
   after: z.string().max(128).optional(),
 });
 
-/**
- * The function tools alone: tools of other types (OpenAI's hosted ones, Codex's namespaces of
- * sub-agent tools) are ignored and named, as unknown fields are, unless --strict-params.
- */
-function withoutOtherTools(body: Record<string, unknown>): { body: Record<string, unknown>; dropped: string[] } {
-  if (!Array.isArray(body.tools)) return { body, dropped: [] };
-  const typeOf = (t: unknown) => (typeof t === "object" && t !== null ? (t as { type?: unknown; name?: unknown }) : {});
-  const dropped = body.tools
-    .filter((t) => typeOf(t).type !== "function")
-    .map((t) => `tools:${String(typeOf(t).type)}${typeof typeOf(t).name === "string" ? `:${String(typeOf(t).name)}` : ""}`);
-  return dropped.length
-    ? { body: { ...body, tools: body.tools.filter((t) => typeOf(t).type === "function") }, dropped }
-    : { body, dropped };
-}
-
-/** Codex's `session-id` header (a UUID) as a conversation id. */
-function codexConversation(header: string | undefined): string | undefined {
-  return header && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(header)
-    ? `codex-${header.toLowerCase()}`
-    : undefined;
-}
-
 export function responseRoutes(deps: WebServices): Hono {
   const app = new Hono();
 
   app.post("/v1/responses", async (c) => {
-    const body = await readJsonObject(c);
-    const ignored = fieldsToIgnore(body, { known: ResponsesRequestSchema.shape, notHonoured: RESPONSES_NOT_HONOURED }, deps.strictParams);
-    const { body: functionsOnly, dropped } = deps.strictParams ? { body, dropped: [] } : withoutOtherTools(body);
-    const parsed = ResponsesRequestSchema.safeParse(withoutFields(functionsOnly, ignored));
-    if (!parsed.success) throw fromZodError(parsed.error);
-    const req = parsed.data;
-    const { tools, toolChoice, responseFormat } = toolsAndFormat(req);
-    if (req.model !== deps.modelId && deps.strictParams) throw modelNotFound(req.model, deps.modelId);
-    const maxTokens = replyBudget(req.max_output_tokens, deps.maxTokens, "max_output_tokens", deps.strictParams);
-    const items = storedInputItems(req.input);
-    const named = typeof req.conversation === "object" && req.conversation !== null ? req.conversation.id : (req.conversation ?? undefined);
-    // Codex names its session in a header: one session, one conversation (ARCHITECTURE §2: named, never guessed).
-    const conversation = named ?? (req.previous_response_id ? undefined : codexConversation(c.req.header("session-id")));
-
-    const scope = requestScope(c);
-    const { follower, started } = await startFollowed(deps, (turnId) =>
-      startResponse(deps, {
-        turnId,
-        conversationId: conversation,
-        scope,
-        messages: itemsToMessages(items),
-        items,
-        previousTurnId: req.previous_response_id ? turnIdOf(req.previous_response_id) : null,
-        store: req.store ?? true,
-        metadata: req.metadata ?? null,
-        instructions: req.instructions ?? null,
-        tools,
-        toolChoice,
-        parallelToolCalls: req.parallel_tool_calls ?? null,
-        responseFormat,
-        presencePenalty: req.presence_penalty ?? null,
-        frequencyPenalty: req.frequency_penalty ?? null,
-        logitBias: req.logit_bias ?? null,
-        model: deps.modelId,
-        temperature: req.temperature ?? null,
-        topP: req.top_p ?? null,
-        maxTokens,
-        seed: req.seed ?? null,
-        stop: [],
-        stream: req.stream ?? false,
-      }),
-    );
-    reportIgnored(c, deps, "responses", [...ignored, ...dropped]);
-    c.header("X-Psyche-Conversation", started.conversationId);
-    c.header("X-Psyche-Turn", started.turnId);
-
-    if (req.stream) {
-      const row = await getResponse(deps.pool, started.turnId);
-      if (!row) throw new Error(`response ${started.turnId} was not stored`);
-      return streamResponse(c, deps, { follower, fresh: true, row, startingAfter: -1 });
+    const { request, ignored } = responsesRequest(await readJsonObject(c), (h) => c.req.header(h), {
+      strict: deps.strictParams,
+      scope: requestScope(c),
+    });
+    const turn = await openTurn(deps, request);
+    reportIgnored(c, deps, "responses", ignored);
+    turnHeaders(c, turn);
+    if (request.stream) {
+      const row = await getResponse(deps.pool, turn.turnId);
+      if (!row) throw new Error(`response ${turn.turnId} was not stored`);
+      return relayTurn(c, deps, {
+        follower: turn.follower,
+        fresh: true,
+        afterSeq: 0,
+        read: (id) => getResponse(deps.pool, id),
+        frames: responseStreamFrames({ row, startingAfter: -1 }),
+      });
     }
     // Not streaming: wait for the end. A client that goes away does not cancel it.
-    await finishedTurn(deps, follower, c.req.raw.signal);
-    const row = await getResponse(deps.pool, started.turnId);
-    if (!row) throw new Error(`response ${started.turnId} was not stored`);
+    await finishedTurn(deps, turn.follower, c.req.raw.signal);
+    const row = await getResponse(deps.pool, turn.turnId);
+    if (!row) throw new Error(`response ${turn.turnId} was not stored`);
     return c.json(responseObject(row));
   });
 
@@ -165,11 +82,12 @@ export function responseRoutes(deps: WebServices): Hono {
       .min(0)
       .safeParse(c.req.query("starting_after") ?? "0");
     if (!after.success) throw invalidRequest("starting_after must be a non-negative integer", "starting_after");
-    return streamResponse(c, deps, {
+    return relayTurn(c, deps, {
       follower: new TurnFollower(deps, row.id),
       fresh: false,
-      row,
-      startingAfter: c.req.query("starting_after") === undefined ? -1 : after.data,
+      afterSeq: 0,
+      read: (id) => getResponse(deps.pool, id),
+      frames: responseStreamFrames({ row, startingAfter: c.req.query("starting_after") === undefined ? -1 : after.data }),
     });
   });
 

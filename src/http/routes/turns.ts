@@ -7,8 +7,9 @@ import { Channel } from "../../jobs/bus.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
 import { invalidRequest } from "../../errors.js";
-import { streamTurn } from "../stream-turn.js";
-import { usageOf } from "../sse.js";
+import { relayTurn } from "../relay-turn.js";
+import { completionId, usageOf } from "../chat/render.js";
+import { chatStreamFrames } from "../chat/stream.js";
 
 const TurnIdSchema = z.string().uuid();
 const SeqSchema = z.coerce.number().int().min(0);
@@ -51,13 +52,17 @@ export function turnRoutes(deps: WebServices): Hono {
     const turn = await getTurn(deps.pool, id);
     if (!turn) throw notFound(id);
     c.header("X-Psyche-Conversation", turn.conversation_id);
-    return streamTurn(c, deps, {
+    return relayTurn(c, deps, {
       follower: new TurnFollower(deps, id),
       fresh: false,
-      base: { id: `chatcmpl-${id}`, created: Math.floor(turn.created_at.getTime() / 1000), model: turn.model },
       afterSeq: after.data,
-      includeUsage: c.req.query("include_usage") === "true",
-      announceRole: after.data === 0,
+      read: (turnId) => getTurn(deps.pool, turnId),
+      frames: chatStreamFrames({
+        base: { id: completionId(id), created: Math.floor(turn.created_at.getTime() / 1000), model: turn.model },
+        includeUsage: c.req.query("include_usage") === "true",
+        announceRole: after.data === 0,
+        turnId: id,
+      }),
     });
   });
 

@@ -1,0 +1,71 @@
+// A whole Psyche in this process without a port or a model file: the test database
+// (helpers/database.ts), the memory services, the inference role with a scripted engine and the
+// HTTP app, each built by the product's own wiring (processes/roles.ts). Routes are reached with
+// Hono's app.request(), so a test of a route or of a turn answers in a second. The end-to-end
+// files (test/e2e/) keep their real servers, models and clients.
+import type { Test } from "tap";
+import type { Hono } from "hono";
+import { createApp } from "../../src/http/app.js";
+import { mcpRoutes } from "../../src/mcp/http-route.js";
+import { startInferenceRole, webServices } from "../../src/processes/roles.js";
+import { startMemoryServices, type MemoryServices } from "../../src/processes/memory-services.js";
+import { StopStack } from "../../src/processes/stack.js";
+import { createLogger } from "../../src/log.js";
+import type { Config } from "../../src/config.js";
+import type { InferenceEngine } from "../../src/inference/engine.js";
+import type { WebServices } from "../../src/web-services.js";
+import type { InferenceWorker } from "../../workers/inference-worker.js";
+import { testDatabase, type TestDatabase } from "./database.js";
+import { testConfig } from "./psyche.js";
+import { ScriptedEngine } from "./scripted-engine.js";
+
+export interface InProcessPsyche {
+  app: Hono;
+  config: Config;
+  db: TestDatabase;
+  mem: MemoryServices;
+  web: WebServices;
+  worker: InferenceWorker;
+  engine: InferenceEngine;
+  /** A request to the app: `path` and fetch's init, a JSON body given as an object. */
+  request(path: string, init?: Omit<RequestInit, "body"> & { body?: unknown }): Promise<Response>;
+}
+
+/** Starts it for `t`, stopped when `t` ends. Without an engine, a scripted one that answers "ok". */
+export async function inProcessPsyche(
+  t: Test,
+  overrides: Record<string, unknown> = {},
+  opts: { engine?: InferenceEngine } = {},
+): Promise<InProcessPsyche> {
+  const db = await testDatabase(t);
+  const config = testConfig(db.dataDir, overrides);
+  const log = createLogger(config.logLevel);
+  const stack = new StopStack(20_000);
+  t.teardown(async () => {
+    const troubled = await stack.unwind();
+    if (troubled.length) console.error(`# stopping the in-process Psyche: ${troubled.join(", ")} failed or did not finish in time`);
+  });
+  const s = { config, log, stack };
+  const engine: InferenceEngine = opts.engine ?? new ScriptedEngine(() => ({ text: "ok" }));
+  const mem = await startMemoryServices(s, db);
+  const worker = await startInferenceRole(s, db, engine, mem);
+  const size = engine.contextSize;
+  const web: WebServices = {
+    ...webServices(s, db, mem),
+    countTokens: async (text: string) => engine.countTokens(text),
+    ...(size ? { contextSize: async () => size } : {}),
+  };
+  const app = createApp(web);
+  app.route("/", mcpRoutes(web));
+  const request = async (path: string, init: Omit<RequestInit, "body"> & { body?: unknown } = {}): Promise<Response> => {
+    const { body, ...rest } = init;
+    const json = body !== undefined && typeof body !== "string";
+    return app.request(path, {
+      ...rest,
+      ...(body === undefined ? {} : { body: json ? JSON.stringify(body) : (body as string) }),
+      headers: { ...(json ? { "content-type": "application/json" } : {}), ...(rest.headers as Record<string, string> | undefined) },
+      ...(body !== undefined && !rest.method ? { method: "POST" } : {}),
+    });
+  };
+  return { app, config, db, mem, web, worker, engine, request };
+}
