@@ -1,94 +1,69 @@
-// Run by `npm install` (postinstall). Two changes to node-llama-cpp 3.22.1's decode loop, each
-// idempotent; a version without the lines they replace is left alone, with a warning.
-//
-// 1. It yields the context's lock between batches. The loop held it for as long as any sequence
-//    had tokens queued. With several chats generating at once (Psyche's slots,
-//    src/inference/llama-engine.ts), a new chat whose slot must first drop tokens it no longer
-//    shares (eraseContextTokenRanges, which takes the same lock) waited until every other chat
-//    had finished: measured here, 12 s for a 6-token reply beside two 400-token ones. The loop
-//    now ends after each batch and schedules the next one, so the lock's queue (first come,
-//    first served) lets the waiting erase in between two batches.
-// 2. It adds a batch's sequences in the order of their ids. The context keeps a KV stream per
-//    sequence, and llama.cpp then decodes a batch's sequences together only while their ids
-//    run consecutively (llama_batch_allocr::split_equal, "accept only increasing sequence ids"):
-//    four chats added as 2, 0, 3, 1 were four passes over the weights instead of one. Measured
-//    here on the bench model, four streams at once went from 47 to 70 tokens/s with batches
-//    gathered whole (src/inference/gather-batch.ts), for which the loop also says, in
-//    `_psycheBatchUnderWay`, when a batch is being decoded and sampled, and tells
-//    `_psycheOnBatch` how many sequences each batch holds.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+// Run by `npm install` (postinstall): applies patches/<package>+<version>.patch, unified diffs
+// against the files of the installed package, to that version alone. Idempotent: a hunk whose
+// result is there already is left as it is. A package of another version, or a file whose lines
+// are not the ones a hunk expects, is left alone with a warning that says what is lost; Psyche
+// checks at start-up what it relies on (src/inference/llama-internals.ts) and says so again.
+// What each patch does and what would retire it: docs/developing.md, "Library internals".
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const file = join(root, "node_modules", "node-llama-cpp", "dist", "evaluator", "LlamaContext", "LlamaContext.js");
+const say = (text) => console.log(`patch-node-llama-cpp: ${text}`);
 
-const patches = [
-  {
-    marker: "psyche: yield the context lock between batches",
-    said: "the decode loop yields its lock between batches",
-    missing: "a chat may wait for others to finish before it starts",
-    before: `                        await decodeTokenBatchItems(currentBatchItems, currentBatchSize);
-                        shouldHaveAnotherLoop = this._queuedDecodes.length > 0;`,
-    after: (marker) => `                        await decodeTokenBatchItems(currentBatchItems, currentBatchSize);
-                        // ${marker} (scripts/patch-node-llama-cpp.mjs)
-                        shouldHaveAnotherLoop = false;
-                        if (this._queuedDecodes.length > 0)
-                            this._scheduleDecode();`,
-  },
-  {
-    marker: "psyche: a batch's sequences in id order",
-    said: "a batch's sequences are added in id order",
-    missing: "chats generating at once may be decoded one by one",
-    before: `                    const { currentBatchItems, currentBatchSize } = fitQueuedDecodesToABatch(orderedQueuedDecodes, this._batchSize);`,
-    after: (
-      marker,
-    ) => `                    const { currentBatchItems, currentBatchSize } = fitQueuedDecodesToABatch(orderedQueuedDecodes, this._batchSize);
-                    // ${marker} (scripts/patch-node-llama-cpp.mjs)
-                    currentBatchItems.sort((a, b) => a.queuedDecode.sequenceId - b.queuedDecode.sequenceId);
-                    this._psycheOnBatch?.(currentBatchItems.length);`,
-  },
-  {
-    marker: "psyche: the batch under way",
-    said: "a batch says while it is decoded and sampled",
-    missing: "a batch may be gathered while the last one is still sampling",
-    // Set inside the try whose finally clears it, so it cannot outlive a failed decode.
-    edits: [
-      {
-        before: `                    try {
-                        await decodeTokenBatchItems(currentBatchItems, currentBatchSize);`,
-        after: (marker) => `                    try {
-                        // ${marker} (scripts/patch-node-llama-cpp.mjs)
-                        this._psycheBatchUnderWay = true;
-                        await decodeTokenBatchItems(currentBatchItems, currentBatchSize);`,
-      },
-      {
-        before: `                    finally {
-                        decodeLock?.dispose();
-                        preventDisposalHandle.dispose();`,
-        after: () => `                    finally {
-                        this._psycheBatchUnderWay = false;
-                        decodeLock?.dispose();
-                        preventDisposalHandle.dispose();`,
-      },
-    ],
-  },
-];
-
-if (!existsSync(file)) {
-  console.warn(`patch-node-llama-cpp: ${file} is missing; nothing patched`);
-} else {
-  let source = readFileSync(file, "utf8");
-  const original = source;
-  for (const p of patches) {
-    if (source.includes(p.marker)) continue;
-    const edits = p.edits ?? [{ before: p.before, after: p.after }];
-    if (edits.every((e) => source.includes(e.before))) {
-      for (const e of edits) source = source.replace(e.before, e.after(p.marker));
-      console.log(`patch-node-llama-cpp: ${p.said}`);
-    } else {
-      console.warn(`patch-node-llama-cpp: this node-llama-cpp's decode loop is not the one the patch knows; left alone (${p.missing})`);
+/** The hunks of a unified diff, by the file they change: each as the lines it expects and the lines it leaves. */
+export function parsePatch(text) {
+  const files = new Map();
+  let hunks;
+  let hunk;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("+++ ")) {
+      hunks = [];
+      files.set(line.slice(4).replace(/^b\//, "").trim(), hunks);
+    } else if (line.startsWith("@@")) {
+      hunk = { before: [], after: [] };
+      hunks.push(hunk);
+    } else if (hunk && !line.startsWith("--- ")) {
+      const [mark, rest] = [line[0], line.slice(1)];
+      if (mark === " " || mark === "-") hunk.before.push(rest);
+      if (mark === " " || mark === "+") hunk.after.push(rest);
     }
   }
-  if (source !== original) writeFileSync(file, source);
+  return files;
+}
+
+/** `source` with the hunks applied: undefined when one expects lines it does not hold. */
+export function applyHunks(source, hunks) {
+  let out = source;
+  for (const { before, after } of hunks) {
+    const [was, is] = [before.join("\n"), after.join("\n")];
+    if (out.includes(is)) continue;
+    if (!out.includes(was)) return undefined;
+    out = out.replace(was, is);
+  }
+  return out;
+}
+
+const patches = join(root, "patches");
+for (const name of existsSync(patches) ? readdirSync(patches) : []) {
+  const m = /^(.+)\+(\d+\.\d+\.\d+)\.patch$/.exec(name);
+  if (!m) continue;
+  const [, pkg, version] = m;
+  const pkgDir = join(root, "node_modules", pkg);
+  if (!existsSync(join(pkgDir, "package.json"))) continue;
+  const installed = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")).version;
+  if (installed !== version) {
+    console.warn(`patch-node-llama-cpp: ${name} is for ${pkg} ${version}, and ${installed} is installed: left unpatched`);
+    continue;
+  }
+  for (const [file, hunks] of parsePatch(readFileSync(join(patches, name), "utf8"))) {
+    const path = join(pkgDir, file);
+    const source = readFileSync(path, "utf8");
+    const patched = applyHunks(source, hunks);
+    if (patched === undefined) console.warn(`patch-node-llama-cpp: ${pkg}/${file} is not the file ${name} knows: left unpatched`);
+    else if (patched !== source) {
+      writeFileSync(path, patched);
+      say(`${pkg}/${file} patched (${name})`);
+    }
+  }
 }

@@ -27,4 +27,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 cd "$root"
-PSYCHE_CHROMIUM="$chromium" PSYCHE_TEST_BROWSER=required PSYCHE_TEST_TMUX=required npx tap test/e2e/dashboard.test.ts test/e2e/hermes-tui.test.ts test/e2e/hermes-tui-tools.test.ts
+PSYCHE_CHROMIUM="$chromium" PSYCHE_TEST_BROWSER=required PSYCHE_TEST_TMUX=required npx tap dist/test/e2e/dashboard.test.js dist/test/e2e/hermes-tui.test.js dist/test/e2e/hermes-tui-tools.test.js

@@ -66,13 +66,18 @@ say "PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') with pgvector 
 
 cd "$root"
 export PSYCHE_TEST_POSTGRES="postgresql://postgres@127.0.0.1:$port/postgres"
-# Arguments go to tap (e.g. one test file, or --reporter=terse); by default the suites below.
-# The password gate's test is the embedded database's, but needs psql, which this step installs;
-# prepared-backends compares the two kinds of server; notify-bus needs a real one.
+# Arguments go to tap (compiled test files, or --reporter=terse); by default the suites below:
+# the end-to-end files, and the unit tier's files that run on a database (helpers/database.ts
+# gives each a database of its own here). The password gate's test is the embedded database's,
+# but needs psql, which this step installs; prepared-backends compares the two kinds of server;
+# notify-bus needs a real one.
 # The terminal and browser clients' files (tmux, chromium) are left to `npm run test:browser`:
 # they test the clients, not the database, and are the most sensitive to a loaded machine.
 if [ $# -eq 0 ]; then
-  mapfile -t e2e < <(ls test/e2e/*.test.ts | grep -v -E '/(dashboard|hermes-tui|hermes-tui-tools)\.test\.ts$')
-  set -- "${e2e[@]}" test/memory test/mcp test/db/password-gate.test.ts test/db/prepared-backends.test.ts test/jobs/notify-bus.test.ts
+  mapfile -t e2e < <(ls dist/test/e2e/*.test.js | grep -v -E '/(dashboard|hermes-tui|hermes-tui-tools)\.test\.js$')
+  set -- "${e2e[@]}" dist/test/memory/*.test.js dist/test/conversation/*.test.js dist/test/jobs/*.test.js dist/test/dreams/*.test.js \
+    dist/test/http/routes.test.js
 fi
+# The suites run as the build compiled them (.taprc); its copies of removed tests go first.
+node scripts/stale-tests.mjs
 npx tap "$@"

@@ -169,8 +169,7 @@ export const ConfigSchema = z.object({
   duplicateSimilarity: unitInterval.default(0.95),
   /**
    * A turn's memory waits at most this long for the chats under way to end (workers/memory-worker.ts); 0: formed at once.
-   * Thirty seconds covers a burst of chats: forming its first replies' memories while it ran (embedding and scoring
-   * threads, inserts) made a 40-chat burst take 1.2–1.4 times as long (docs/benchmarks.md).
+   * Thirty seconds covers a burst of chats, which forming memories beside it slowed (docs/decisions.md, "...and at most 30 s").
    */
   memoryDeferSeconds: nonNegativeInt.max(600).default(30),
   /** ...and is formed only once no chat has been under way this long (a client's next request comes right after a reply); 0: no wait. */

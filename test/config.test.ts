@@ -1,3 +1,5 @@
+import { packageRoot } from "../src/paths.js";
+import { join } from "node:path";
 import t from "tap";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -102,7 +104,7 @@ t.test("every setting's variable is derived from its key; --sequences is gone", 
 });
 
 t.test("the configuration table (docs/configuration.md) has a row for every setting, and none for a setting that is gone", async (t) => {
-  const page = readFileSync(new URL("../docs/configuration.md", import.meta.url), "utf8");
+  const page = readFileSync(join(packageRoot(), "docs", "configuration.md"), "utf8");
   const section = page.slice(page.indexOf("## Configuration"));
   const rows = [...section.matchAll(/^\| `--([a-z-]+)` \| `([A-Z_]+)` \|/gm)].map((m) => [m[1], m[2]]);
   const expected = Object.entries(ENV_NAMES).map(([key, env]) => [key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), env]);

@@ -1,11 +1,11 @@
 // The front door and the manual: the README stays short, links every page of docs/, and
 // neither it nor the manual sends a reader outside the repository (a clone has no ../shared).
+import { packageRoot } from "../src/paths.js";
 import t from "tap";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const root = packageRoot();
 const readme = readFileSync(join(root, "README.md"), "utf8");
 const pages = readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md"));
 

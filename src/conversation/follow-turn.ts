@@ -25,8 +25,7 @@ export interface FollowOptions {
 /**
  * How much longer than `pollMs` a follower may wait between reads while nothing happens, where
  * signals reach it (bus.complete): polling is then only a safety net, and a chat queued behind
- * others in a burst read the table every `pollMs` for nothing (18 reads a turn measured in a
- * 40-chat burst, each a query on the one embedded backend the turns themselves wait for).
+ * others read the table for nothing (docs/decisions.md, "A follower's polls back off").
  */
 const MAX_BACKOFF = 8;
 

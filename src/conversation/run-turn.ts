@@ -39,17 +39,16 @@ export interface RunTurnDeps {
   /**
    * Turns this worker is generating now. One stream's writes are spaced by flushMs times this
    * (up to MAX_FLUSH_MS), so the worker's writes per second stay about the same however many it
-   * streams: each write is a statement the turns' own queries wait behind, and in a 40-chat burst
-   * they were a tenth of all statements.
+   * streams: each write is a statement the turns' own queries wait behind (docs/decisions.md,
+   * "Spaced by the streams").
    */
   streams?: () => number;
 }
 
 /**
  * The least spacing of one stream's event writes (--stream-flush-ms): 10 a second. Each write,
- * with its relay to the client, is work on the process's main thread, on the cores the model
- * decodes on: on two cores one stream's main thread took 3.5-4.1 ms a token at 100 ms against
- * 5.1-5.6 at 50, and decoded about 5% faster (docs/benchmarks.md).
+ * with its relay to the client, is work on the main thread, beside the cores the model decodes
+ * on (docs/decisions.md, "Stream writes 100 ms apart").
  */
 export const DEFAULT_FLUSH_MS = 100;
 

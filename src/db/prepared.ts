@@ -1,6 +1,6 @@
 // Parameterized queries as named prepared statements: Postgres plans each once and then
-// reuses the plan. On the embedded (WASM) Postgres, planning pg-boss's fetch took 0.5-13 ms
-// against 0.1 ms of execution; on the chat path every millisecond counts.
+// reuses the plan; on the embedded (WASM) Postgres planning cost many times the execution
+// (docs/decisions.md, "Statements prepared by name").
 //
 // The embedded server shares one backend among all connections (pg_backend_pid() is the same
 // on every one; test/db/prepared.test.ts),
@@ -10,14 +10,12 @@
 // same moment and both prepare: the loser's "already exists" is taken as "use it", and inside a
 // transaction that first Parse runs under a savepoint so the failure cannot abort it. What one
 // connection learnt, the process's other connections to the same backend know too (a fresh
-// pool of ten asked each statement's question up to ten times: 83 questions in twelve chats,
-// one in the chat's own transaction, measured in a freshly started server).
+// pool of ten asked each statement's question up to ten times before).
 //
 // A real Postgres gives each connection a backend of its own, where no statement exists until
-// the connection prepares it: there the question and the savepoint are round trips for nothing
-// (34 questions and 14 savepoint pairs in one chat turn on a fresh pool, each waking the server
-// on a machine whose cores the model holds), so each connection asks once which kind of server
-// it talks to, and prepares directly on a real one.
+// the connection prepares it: there the question and the savepoint are round trips for nothing,
+// so each connection asks once which kind of server it talks to, and prepares directly on a
+// real one.
 import { createHash } from "node:crypto";
 import pg from "pg";
 
@@ -80,7 +78,9 @@ export function pgConnectionOf(client: object): PgConnection {
     typeof connection.parsedStatements !== "object" ||
     connection.parsedStatements === null
   ) {
-    throw new Error("pg's Client internals are not the ones this was written for (pg 8.23.1): check src/db/prepared.ts");
+    throw new Error(
+      "pg's Client internals are not the ones src/db/prepared.ts was written for (pg 8.23.1): install the version package.json pins",
+    );
   }
   return connection as PgConnection;
 }

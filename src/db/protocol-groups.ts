@@ -41,7 +41,9 @@ export function endsGroup(message: Uint8Array): boolean {
 export function keepProtocolGroupsTogether(server: PGLiteSocketServer): void {
   const q = (server as unknown as { queryQueue?: QueryQueue }).queryQueue;
   if (!q || !Array.isArray(q.queue) || typeof q.processQueue !== "function" || typeof q.clearQueueForHandler !== "function") {
-    throw new Error("pglite-socket's query queue is not the one this was written for (0.2.17): check src/db/protocol-groups.ts");
+    throw new Error(
+      "pglite-socket's query queue is not the one src/db/protocol-groups.ts was written for (0.2.17): install the version package.json pins",
+    );
   }
   /** The connection whose group is open (it sent messages after its last Sync). */
   let openGroup: number | null = null;

@@ -17,7 +17,7 @@ export function presence(deps: { pool: Pool; log: Logger }) {
     if (c.req.method === "GET" && (c.req.path.startsWith("/dream/") || c.req.path === "/v1/events")) return;
     if (c.res.status === 401 || c.res.status === 403) return;
     // The statement writes at most once a second; asking more often only costs a round trip
-    // each (a burst of 40 chats asked 40 times to write once).
+    // each (docs/decisions.md, "Presence written at most once a second").
     const now = performance.now();
     if (now - touchedAt < TOUCH_EVERY_MS) return;
     touchedAt = now;

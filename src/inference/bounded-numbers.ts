@@ -3,8 +3,8 @@
 // hold the integer 9507E87777726651926, which JSON.parse reads as Infinity. Psyche bounds both
 // in every grammar it makes (tool calls and response formats alike): an integer is digits only,
 // at most 15 of them, so it is always a safe integer; a number's exponent has at most two
-// digits, so it is always finite. The terminal is not exported, so it is reached by its file
-// beside the package's entry point: the same module the package itself uses.
+// digits, so it is always finite. The terminal is not exported: inference/llama-internals.ts
+// reaches it.
 
 /** At most 15 digits: below Number.MAX_SAFE_INTEGER (16 digits, 9007199254740991). */
 export const INTEGER_GRAMMAR = '"-"? ("0" | [1-9] [0-9]{0,14})';
@@ -16,16 +16,16 @@ interface NumberTerminal {
   getGrammar(): string;
 }
 
+import { numberTerminal } from "./llama-internals.js";
+
 let applied: Promise<void> | undefined;
 
 /** Makes every grammar node-llama-cpp builds from now on bound its numbers; once per process. */
 export function boundGrammarNumbers(): Promise<void> {
   applied ??= (async () => {
-    const url = new URL("./utils/gbnfJson/terminals/GbnfNumber.js", import.meta.resolve("node-llama-cpp"));
-    const { GbnfNumber } = (await import(url.href)) as { GbnfNumber?: { prototype: NumberTerminal } };
-    if (typeof GbnfNumber?.prototype.getGrammar !== "function") {
-      throw new Error(`node-llama-cpp no longer has the number terminal at ${url.pathname}: update src/inference/bounded-numbers.ts`);
-    }
+    const GbnfNumber = await numberTerminal();
+    if (!GbnfNumber)
+      throw new Error("node-llama-cpp no longer has its number terminal where Psyche looks: see src/inference/llama-internals.ts");
     GbnfNumber.prototype.getGrammar = function (this: NumberTerminal) {
       return this.allowFractional ? NUMBER_GRAMMAR : INTEGER_GRAMMAR;
     };

@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
-import { batchesInSequenceOrder, decodeLoopYields, LlamaEngine } from "./llama-engine.js";
+import { LlamaEngine } from "./llama-engine.js";
 import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
 import { chooseParallel } from "./choose-parallel.js";
 import { unusedGpuBuild } from "./gpu-builds.js";
@@ -66,13 +66,7 @@ export async function createLlamaEngine(
     },
     "model loaded",
   );
-  if (engine.slots > 1 && !decodeLoopYields())
-    log.warn(
-      "node-llama-cpp is not patched (scripts/patch-node-llama-cpp.mjs, which npm install runs): a chat may wait for the others to finish before it starts",
-    );
-  if (engine.slots > 1 && !batchesInSequenceOrder())
-    log.warn(
-      "node-llama-cpp is not patched (scripts/patch-node-llama-cpp.mjs, which npm install runs): chats generating at once may be decoded one by one",
-    );
+  // What Psyche relies on of node-llama-cpp's internals, checked now (docs/developing.md, "Library internals").
+  for (const problem of await engine.internalsProblems()) log.warn(problem);
   return engine;
 }

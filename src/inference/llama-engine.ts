@@ -9,7 +9,7 @@ import {
   type ChatWrapperGeneratedContextState,
   type Llama,
   LlamaChat,
-  LlamaContext,
+  type LlamaContext,
   type LlamaGrammar,
   type LlamaModel,
   LlamaText,
@@ -28,6 +28,7 @@ import { keptSlotScore, loadsKept, sharedPrefix, worthKeeping } from "./slots.js
 import { PromptCache } from "./prompt-cache.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
+import { batchUnderWay, llamaInternalsProblems, onBatch, patchState, queuedSequences } from "./llama-internals.js";
 
 export interface LlamaEngineOptions {
   llama: Llama;
@@ -55,9 +56,9 @@ export interface PromptCacheStats {
 }
 
 /**
- * The longest a sequence's next token waits for the others' before a batch is decoded. The
- * last of four is a few tenths of a ms behind the first as a rule, and up to 4 ms on this busy
- * 2-core machine; a decode step of the bench model takes 15-20 ms.
+ * The longest a sequence's next token waits for the others' before a batch is decoded: far
+ * less than a step, and more than the others are behind (docs/decisions.md, "A batch waits up
+ * to 2 ms").
  */
 export const GATHER_MS = 2;
 
@@ -113,41 +114,9 @@ export function toChatHistory(messages: readonly PromptMessage[], partialRespons
 }
 
 /**
- * Whether node-llama-cpp's decode loop lets other work on the context in between batches
- * (scripts/patch-node-llama-cpp.mjs, run by npm install). Without it a chat whose slot must
- * drop stale tokens waits for every other running chat to finish.
- */
-export function decodeLoopYields(): boolean {
-  return LlamaContext.prototype.dispatchPendingBatch.toString().includes("psyche: yield the context lock between batches");
-}
-
-/**
- * Whether node-llama-cpp adds a batch's sequences in id order (scripts/patch-node-llama-cpp.mjs).
- * Without it, chats generating at once are mostly decoded one pass each.
- */
-export function batchesInSequenceOrder(): boolean {
-  const loop = LlamaContext.prototype.dispatchPendingBatch.toString();
-  return loop.includes("psyche: a batch's sequences in id order") && loop.includes("psyche: the batch under way");
-}
-
-/**
- * Sequences with tokens queued in node-llama-cpp's context, an internal: undefined where it is
- * not there, or where the patch that says when a batch is under way is missing.
- */
-function queuedSequences(context: LlamaContext, patched: boolean): number | undefined {
-  const ids = (context as unknown as { _queuedDecodeSequenceIds?: unknown })._queuedDecodeSequenceIds;
-  return patched && ids instanceof Set ? ids.size : undefined;
-}
-
-/** Whether node-llama-cpp is decoding or sampling a batch (scripts/patch-node-llama-cpp.mjs). */
-function batchUnderWay(context: LlamaContext): boolean {
-  return (context as unknown as { _psycheBatchUnderWay?: unknown })._psycheBatchUnderWay === true;
-}
-
-/**
  * Tokens read per step of an interruptible prompt (dreams): a chat that wakes a dream waits for
- * at most one step. Eight took 50-100 ms on this 2-core machine (bench/wake.ts: wake p95 at the
- * 100 ms target); a dream's prompt is read a little slower in smaller steps, which no one waits on.
+ * at most one step, and a dream's prompt read a little slower is waited on by no one
+ * (docs/decisions.md, "A dream's prompt is read 4 tokens a step").
  */
 const PROMPT_CHUNK = 4;
 
@@ -200,7 +169,7 @@ export class LlamaEngine implements InferenceEngine {
     await boundGrammarNumbers();
     // The schedule is the context's and counts the engine's generations: both are made here.
     const made: { context?: LlamaContext; engine?: LlamaEngine } = {};
-    const patched = batchesInSequenceOrder();
+    const patched = (await patchState()).ordered;
     const gather = new BatchGather({
       queued: () => (made.context ? queuedSequences(made.context, patched) : undefined),
       generating: () => made.engine?.generating ?? 0,
@@ -218,13 +187,18 @@ export class LlamaEngine implements InferenceEngine {
       batching: { dispatchSchedule: gather.schedule },
     });
     made.context = context;
-    // Told by the patched decode loop (scripts/patch-node-llama-cpp.mjs) as it builds each batch.
-    (context as unknown as { _psycheOnBatch?: (sequences: number) => void })._psycheOnBatch = (n) => gather.decoding(n);
+    // Told by the patched decode loop as it builds each batch.
+    onBatch(context, (n) => gather.decoding(n));
     made.engine = new LlamaEngine(options, context, gather);
     return made.engine;
   }
 
   /** How whole the decoded batches were: how many, and how many held every generating sequence. */
+  /** What is missing of node-llama-cpp's internals this engine relies on (inference/llama-internals.ts); empty when all is there. */
+  internalsProblems(): Promise<string[]> {
+    return llamaInternalsProblems(this.context);
+  }
+
   get batching(): Readonly<GatherStats> {
     return this.gather.stats;
   }
@@ -621,7 +595,7 @@ export function wholeJsonObject(text: string): boolean {
  * The model's chat wrapper, except that while `forcing()` is true its context state opens the
  * reply with the wrapper's function-call prefix: node-llama-cpp then grammar-constrains the
  * function name and its JSON arguments, so even a random model makes a valid call (prefilling
- * the prefix as text did not work; test/inference/tool-calls.test.ts holds it to this).
+ * the prefix as text did not work; test/engine/tool-calls.test.ts holds it to this).
  */
 function forcingWrapper(base: ChatWrapper, forcing: () => boolean): ChatWrapper {
   const wrapper = Object.create(base) as ChatWrapper;

@@ -2,11 +2,17 @@
 // data directory, with a progress bar), or `tiny` (generated here, no download).
 import { existsSync, mkdirSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
-import { getLlama, type Llama, LlamaLogLevel, type LlamaModel, resolveModelFile } from "node-llama-cpp";
+import type { Llama, LlamaModel } from "node-llama-cpp";
 import type { Logger } from "../log.js";
 import { TINY_AGENT_SHAPE, TINY_SHAPE, writeRandomModel } from "./random-model.js";
 import { UserError } from "../errors.js";
 import { cacheModelTokenizer } from "./token-cache.js";
+
+/**
+ * node-llama-cpp, loaded when a model is first resolved or loaded: a process that only serves
+ * the API or the built-in embedder (psyche web) never pays for its bindings (half a second).
+ */
+const engineLibrary = () => import("node-llama-cpp");
 
 export class ModelError extends UserError {
   override name = "ModelError";
@@ -56,6 +62,7 @@ export function downloadSource(spec: string, endpoint: string | undefined): stri
 export async function localModelCopy(spec: string, dataDir: string, endpoint?: string): Promise<string | undefined> {
   if (!isRemote(spec)) return undefined;
   try {
+    const { resolveModelFile } = await engineLibrary();
     return await resolveModelFile(spec, {
       directory: join(dataDir, "models"),
       download: false,
@@ -115,7 +122,7 @@ export async function downloadModel(spec: string, dataDir: string, opts: Downloa
   arm();
   try {
     return await Promise.race([
-      resolveModelFile(spec, {
+      (await engineLibrary()).resolveModelFile(spec, {
         directory,
         cli: opts.interactive ?? process.stderr.isTTY === true,
         signal: controller.signal,
@@ -136,6 +143,7 @@ export async function downloadModel(spec: string, dataDir: string, opts: Downloa
 }
 
 export async function loadLlama(gpu: string, log: Logger): Promise<Llama> {
+  const { getLlama, LlamaLogLevel } = await engineLibrary();
   return getLlama({
     gpu: gpu === "false" ? false : (gpu as "auto" | "cuda" | "vulkan" | "metal"),
     // Prebuilt binaries only: never compile or download at run time.

@@ -28,18 +28,16 @@ export function slotScore(cached: readonly number[], prompt: readonly number[]):
 
 /**
  * Tokens a slot's state must lose before it is kept on disk (inference/prompt-cache.ts), and
- * the cost of one kept token against one read again: saving and loading a state took about a
- * 300th of the time reading its tokens did on two cores (83 and 21 ms against 80 s for 7,840
- * tokens of the bench model); a 32nd leaves room for a GPU, where reading is faster.
+ * the cost of one kept token against one read again: on a CPU a few hundredths, and a 32nd
+ * leaves room for a GPU, where reading is faster (docs/decisions.md, "A kept token costs a 32nd").
  */
 export const KEEP_MIN_TOKENS = 32;
 export const KEPT_TOKEN_COST = 1 / 32;
 
 /**
  * While other chats generate, a write waits for their step under way (it needs the context),
- * and the chat that asked for it starts a step later: four bare chats at once on the bench
- * model got their first tokens about 120 ms later. Then only a state whose loss would cost
- * more than a step's wait, a long prefix, is written.
+ * and the chat that asked for it starts a step later; then only a state whose loss would cost
+ * more than a step's wait, a long prefix, is written (docs/decisions.md, "While others generate").
  */
 export const KEEP_BUSY_MIN_TOKENS = 1024;
 
@@ -48,9 +46,9 @@ export const KEEP_BUSY_MIN_TOKENS = 1024;
  * thrown away, with `generating` generations under way. The write takes every token, but only
  * the discarded ones would be read again: the rest stay in the slot, and are written out when
  * the slot is given away. An agent session's next turn moves past a few dozen tokens of its
- * 20k (the memories recalled for the turn before): writing the 20k for those, some 200 ms of
- * the bench model's state (83 ms for 7,840 tokens, above), came before every turn's first
- * token, and filled the cache with copies of one prefix.
+ * 20k (the memories recalled for the turn before): writing the 20k for those came before every
+ * turn's first token and filled the cache with copies of one prefix (docs/decisions.md, "A
+ * conversation's own older rendering is not written out").
  */
 export const worthKeeping = (discarded: number, whole: number, generating: number): boolean =>
   discarded >= Math.max(generating > 0 ? KEEP_BUSY_MIN_TOKENS : KEEP_MIN_TOKENS, whole * KEPT_TOKEN_COST);

@@ -1,10 +1,8 @@
 // What reading a prompt's tokens and loading a kept state (inference/prompt-cache.ts) cost on
 // this machine, as the engine measures them, so that a kept prompt is loaded whenever that is
-// quicker than reading what it holds beyond a slot's prefix. On two cores a token of the bench
-// model took about 10 ms to read, and a 94-token state (1.2 MB) 0.7 ms to load and 2 ms to write:
-// a kept prompt four tokens ahead of the slot saved some 35 ms, which a fixed minimum gain of
-// eight tokens left to be read. On a GPU a token reads in a fraction of a millisecond, and a
-// load then pays only for many more.
+// quicker than reading what it holds beyond a slot's prefix: on a CPU a load pays for a few
+// tokens, which a fixed minimum gain left to be read, and on a GPU only for many more
+// (docs/decisions.md, "A kept prompt is loaded once loads are measured to pay").
 import { LOAD_MIN_GAIN } from "./slots.js";
 
 /** Recent measures kept of each kind; their median is used. */
@@ -56,8 +54,7 @@ export class StateCosts {
    */
   minLoadGain(bytes: number): number {
     const read = median(this.reads);
-    // Before the first load, a write's rate stands for it: writing took longer (2 against 0.7 ms
-    // for the 94-token state above).
+    // Before the first load, a write's rate stands for it: writing is the slower of the two.
     const load = median(this.loads) ?? median(this.saves);
     if (read === undefined || load === undefined) return LOAD_MIN_GAIN;
     return Math.max(1, Math.ceil((LOAD_PAYBACK * load * bytes) / read));

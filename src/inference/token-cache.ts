@@ -2,9 +2,10 @@
 // four times on the main thread: the route's context check (conversation/context-fit.ts), the
 // slot choice and the usage count (inference/llama-engine.ts), and node-llama-cpp's context window
 // (LlamaChat, through `model.tokenizer`). A coding agent also sends the same system prompt every
-// turn. With the bench model, tokenizing an agent's 20k-token system prompt took 25–36 ms each
-// time (docs/benchmarks.md). Once remembered, it costs a copy of its tokens.
+// turn (docs/decisions.md, "Long texts are tokenized once"). Once remembered, a text costs a copy
+// of its tokens.
 import type { LlamaModel, Token, Tokenizer } from "node-llama-cpp";
+import { replaceTokenizer } from "./llama-internals.js";
 
 /** Shorter texts are tokenized each time: cheaper than remembering them. */
 export const CACHED_MIN_CHARS = 1024;
@@ -60,7 +61,5 @@ export function cachingTokenizer(tokenizer: Tokenizer, maxChars = CACHED_MAX_CHA
  * LlamaChat uses for every context window), so that its tokenizing and Psyche's share one cache.
  */
 export function cacheModelTokenizer(model: LlamaModel): CachingTokenizer {
-  const tokenizer = cachingTokenizer(model.tokenizer);
-  Object.defineProperty(model, "tokenizer", { value: tokenizer, configurable: true, enumerable: true });
-  return tokenizer;
+  return replaceTokenizer(model, cachingTokenizer(model.tokenizer));
 }

@@ -121,10 +121,9 @@ export class NotifyBus extends LocalBus {
 
   override notify(channel: Channel, payload = ""): void {
     super.notify(channel, payload);
-    // One statement for every signal of this turn of the event loop, and one at a time: the
-    // signals that come while one is on its way go together in the next. In a burst of 40
-    // chats each chat cost three notify statements, each a round trip on the pool that the
-    // turns' own queries wait behind; one at a time also keeps their order across connections.
+    // One statement for every signal of this turn of the event loop, and one at a time: each is a
+    // round trip the turns' own queries wait behind (docs/decisions.md, "One notify statement at
+    // a time"), and one at a time keeps their order across connections.
     if (this.pending.push({ channel, payload: `${this.origin}|${payload}` }) > 1 || this.sending) return;
     setImmediate(() => this.send());
   }

@@ -2,8 +2,7 @@
 // this process (SignalBus.complete), a poll is only a safety net, so the wait grows after each
 // empty one, up to `max` times pollMs; where only polling sees other processes' work, it stays
 // pollMs. On the embedded database every poll is a statement run on the process's main thread,
-// beside the model's threads: while one chat after another streamed, the inference worker's
-// empty fetches (every 250 ms with slots free) were a seventh of all statements.
+// beside the model's threads (docs/decisions.md, "Polls back off where every signal arrives").
 import type { Doorbell } from "./doorbell.js";
 
 export interface PollBackoffOptions {

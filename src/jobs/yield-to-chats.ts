@@ -1,13 +1,12 @@
 // Background work yields to chats. A turn's memory (workers/memory-worker.ts) is formed once no
 // chat is queued or being generated, or once its job has waited `deferMs`: a burst of chats then
-// does not share the cores and the database with forming the memories of its first replies (on
-// PostgreSQL that was a third of a 40-chat burst's wall time, bench/vs-llama-server.ts), and a
-// server that is never idle still forms every memory, that much later.
+// does not share the cores and the database with forming the memories of its first replies, and
+// a server that is never idle still forms every memory, that much later.
 //
 // "No chat" must also have lasted `quietMs`: a coding agent (or a client's next message) sends
-// its next request right after a reply, and a memory formed in between took the cores and the
-// database from that request's first token (+45 ms at the median, back-to-back one-stream
-// chats on two cores, measured against the same chats a second and a half apart).
+// its next request right after a reply, and a memory formed in between takes the cores and the
+// database from that request's first token (docs/decisions.md, "A turn's memory waits for a
+// second of quiet").
 import type { Doorbell } from "./doorbell.js";
 
 export interface YieldDeps {
@@ -59,7 +58,7 @@ export async function yieldToChats(deps: YieldDeps, times: YieldTimes, signal: A
     waited = true;
     // A ring is a turn's end. With a quiet to keep, no quiet can be over before one has passed
     // from it, so the quiet starts there, without asking again: asking at each ring cost one
-    // question per turn in a burst of chats (342 in five 40-chat bursts on PostgreSQL).
+    // question per turn in a burst of chats.
     if ((await deps.doorbell.wait(Math.min(left, deps.pollMs), signal)) && quietMs > 0) {
       quietUntil = Date.now() + quietMs;
       sawChat = false;

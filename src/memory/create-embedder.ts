@@ -31,8 +31,8 @@ export async function resolveEmbedSpec(config: EmbedderConfig, log: Logger): Pro
   if (choice === "auto") {
     // Trying Psyche offline with a generated model: no download for embeddings either.
     if (isGenerated(config.model)) return { kind: "lexical" };
-    // Start-up must not hang on a hub it cannot reach: a quick look first (offline, the
-    // download's own limit cost 10 s of every start), a bounded try, then the built-in embedder.
+    // Start-up must not hang on a hub it cannot reach: a quick look first, a bounded try, then
+    // the built-in embedder (docs/decisions.md, "The embedding model's download").
     try {
       const local = await localModelCopy(DEFAULT_EMBEDDING_MODEL, config.dataDir, config.hfEndpoint);
       if (!local) await reachable(downloadSource(DEFAULT_EMBEDDING_MODEL, config.hfEndpoint), 2000);

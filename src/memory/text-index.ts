@@ -1,8 +1,8 @@
 // What the full-text index holds for a memory (BM25, db/sql/memory-terms.ts): its own terms,
 // and the terms of its neighbour in the same conversation at a lower weight, both ways. A turn
 // of a conversation often says little by itself ("yes, let's go with the second plan"): its
-// neighbours say what it was about. Measured on the RealMem evaluation (bench/retrieval.ts),
-// neighbours at half weight found 29% of evidence turns against 22% for each turn alone.
+// neighbours say what it was about (docs/decisions.md, "A memory's neighbours in its
+// conversation are indexed with it").
 import { insertMemoryTerms, memoryTerms, replaceMemoryTerms, type WeightedTerms } from "../db/sql/memory-terms.js";
 import type { Queryable } from "../db/pool.js";
 import { termCounts } from "./analyzer.js";

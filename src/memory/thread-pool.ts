@@ -16,6 +16,21 @@ function threadFile(name: "embed" | "score"): URL {
   return here.endsWith(".ts") ? new URL(`../../dist/workers/threads/${name}.js`, here) : new URL(`../../workers/threads/${name}.js`, here);
 }
 
+/**
+ * The process's flags without the module loaders it was started with (tsx, when the tests run
+ * the TypeScript sources): the threads run compiled JavaScript, and a loader in each only slowed
+ * its start, two to three times (docs/developing.md, "Test tiers").
+ */
+export function threadExecArgv(argv: readonly string[] = process.execArgv): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (/^--(import|loader|experimental-loader|require)$/.test(arg) || arg === "-r") i++;
+    else if (!/^--(import|loader|experimental-loader|require)=/.test(arg)) out.push(arg);
+  }
+  return out;
+}
+
 /** How long closing waits for threads still loading before terminating them anyway. */
 const LOAD_WAIT_MS = 10_000;
 
@@ -28,6 +43,7 @@ export class ThreadPool {
   constructor(name: "embed" | "score", threads: number, workerData?: unknown) {
     this.pool = new Piscina({
       filename: threadFile(name).href,
+      execArgv: threadExecArgv(),
       ...(workerData === undefined ? {} : { workerData }),
       minThreads: threads,
       maxThreads: threads,

@@ -9,7 +9,7 @@ import { claimTurn, finishTurn, takeQueuedTurn } from "../../src/db/sql/turns.js
 import { openTurn } from "../../src/conversation/open-turn.js";
 import { INFERENCE_QUEUE, MEMORY_QUEUE, sendStatement } from "../../src/jobs/queue.js";
 import { countedPool } from "../helpers/counted-pool.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { inProcessPsyche } from "../helpers/in-process.js";
 import { testDatabase, type TestDatabase, turnDeps, userTurn } from "../helpers/database.js";
 
 const request = userTurn("hello there", { budget: { maxTokens: 4, field: "max_tokens" } });
@@ -51,8 +51,10 @@ async function written(pool: Pool, turnId: string) {
   return res.rows[0] as { status: string; replies: number; closed: number; memory_jobs: number };
 }
 
+/** One database for the file: each test works on turns and jobs of its own, by id. */
+const db = await testDatabase(t);
+
 t.test("a turn's end and its memory job are one statement, the job as pg-boss's send queues it", async (t) => {
-  const db = await testDatabase(t);
   const { pool, boss } = db;
   const workerId = randomUUID();
   const turnId = await runningTurn(t, db, workerId);
@@ -79,7 +81,6 @@ t.test("a turn's end and its memory job are one statement, the job as pg-boss's 
 });
 
 t.test("a turn the worker no longer holds: no reply, no closing event, no memory job", async (t) => {
-  const db = await testDatabase(t);
   const { pool, boss } = db;
   const turnId = await runningTurn(t, db, randomUUID());
   const job = await sendStatement(boss, MEMORY_QUEUE, { kind: "remember-turn", turnId }, { id: randomUUID() });
@@ -88,7 +89,6 @@ t.test("a turn the worker no longer holds: no reply, no closing event, no memory
 });
 
 t.test("a memory job pg-boss does not insert: the turn is not finished, and the worker hears why", async (t) => {
-  const db = await testDatabase(t);
   const { pool, boss } = db;
   const workerId = randomUUID();
   const turnId = await runningTurn(t, db, workerId);
@@ -100,7 +100,6 @@ t.test("a memory job pg-boss does not insert: the turn is not finished, and the 
 });
 
 t.test("the job the worker took the turn with completes with the turn's end, in the same statement", async (t) => {
-  const db = await testDatabase(t);
   const { pool, boss } = db;
   const jobState = async (id: string) =>
     (await pool.query("select state::text, completed_on from pgboss.job where id = $1", [id])).rows[0] as {
@@ -136,7 +135,7 @@ t.test("the job the worker took the turn with completes with the turn's end, in 
 });
 
 t.test("through the worker, a chat's job is completed once, with the turn", async (t) => {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
+  const psyche = await inProcessPsyche(t, { recallPromptTokens: 0 });
   const { pool, boss } = psyche.db;
   let completes = 0;
   const complete = boss.complete.bind(boss);
@@ -144,10 +143,8 @@ t.test("through the worker, a chat's job is completed once, with the turn", asyn
     if (args[0] === INFERENCE_QUEUE) completes++;
     return complete(...args);
   }) as typeof boss.complete;
-  const res = await fetch(`${psyche.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "hello" }], max_tokens: 4, seed: 1 }),
+  const res = await psyche.request("/v1/chat/completions", {
+    body: { model: "psyche", messages: [{ role: "user", content: "hello" }], max_tokens: 4, seed: 1 },
   });
   t.equal(res.status, 200);
   await res.json();
@@ -160,7 +157,6 @@ t.test("through the worker, a chat's job is completed once, with the turn", asyn
 });
 
 t.test("the stream's last text goes in with the turn's end, just before its closing event", async (t) => {
-  const db = await testDatabase(t);
   const { pool, boss } = db;
   const workerId = randomUUID();
   const events = async (turnId: string) =>

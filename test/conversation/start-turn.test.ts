@@ -24,9 +24,11 @@ const turn = {
 const JOB_COLUMNS = `name, priority, state::text, retry_limit, retry_delay, retry_backoff, expire_in::text,
   (keep_until - start_after)::text as kept_for, policy, dead_letter, singleton_key`;
 
+/** One database for the file: each test works on turns and jobs of its own, by id. */
+const db = await testDatabase(t);
+
 t.test("a new conversation's turn is one statement, and its job is the one pg-boss's send queues", async (t) => {
   // No worker: the job is left in the queue to be looked at.
-  const db = await testDatabase(t);
   const { pool, boss } = db;
   const { pool: counted, statements } = countedPool(pool);
 
@@ -60,7 +62,7 @@ t.test("a new conversation's turn is one statement, and its job is the one pg-bo
 });
 
 t.test("a job pg-boss does not insert: no turn, no messages, no conversation", async (t) => {
-  const { pool, boss } = await testDatabase(t);
+  const { pool, boss } = db;
   const taken = await boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: randomUUID() }, { priority: Priority.chat });
   // The same id again: pg-boss's insert does nothing on the conflict.
   const job = await sendStatement(boss, INFERENCE_QUEUE, { kind: "chat" }, { id: taken!, priority: Priority.chat });

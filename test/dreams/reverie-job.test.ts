@@ -13,7 +13,7 @@ import { buildReverie, queueReverie } from "../../src/dreams/queue-reverie.js";
 import { runReverieJob } from "../../src/dreams/reverie-job.js";
 import { Wake } from "../../src/dreams/dream.js";
 import { defaultDreamSettings } from "../../src/dreams/settings.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { inProcessPsyche } from "../helpers/in-process.js";
 
 /** An engine whose reply the test sets: text, an error, or a generation that ignores its signal for `deafMs`. */
 class DreamEngine extends TestEngine {
@@ -32,7 +32,7 @@ class DreamEngine extends TestEngine {
 }
 
 const engine = new DreamEngine();
-const psyche = await startPsyche(t, { recallPromptTokens: 0, memoryTools: false }, { engine });
+const psyche = await inProcessPsyche(t, { recallPromptTokens: 0, memoryTools: false }, { engine });
 await psyche.worker.stop(0);
 const { pool, boss, bus } = psyche.db;
 const log = createLogger("silent");

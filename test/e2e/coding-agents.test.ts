@@ -6,11 +6,12 @@
 // turn and exits 0, and the turn is Psyche's: stored, in the conversation the agent's session names.
 // With Psyche's hooks installed, a memory stored beforehand reaches Claude Code's prompt, and its
 // session is opened and closed in agent_sessions.
+import { packageRoot } from "../../src/paths.js";
 import t from "tap";
 import { until } from "../helpers/until.js";
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { startPsyche } from "../helpers/psyche.js";
 import { runCli } from "../helpers/processes.js";
 
@@ -18,7 +19,7 @@ import { runCli } from "../helpers/processes.js";
 // engine compiled beside it: more than the 240 s .taprc gives a file.
 t.setTimeout(600_000);
 
-const root = resolve(import.meta.dirname, "../..");
+const root = packageRoot();
 const bin = (name: string) => join(root, "scripts/coding-agents/node_modules/.bin", name);
 
 t.test("the agents install from npm, apart from Psyche", async (t) => {

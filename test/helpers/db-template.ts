@@ -3,6 +3,7 @@
 // second (docs/developing.md); nearly every test file starts an embedded database. The template
 // is made with the product's own steps (the embedded server, the migrations, pg-boss's schema and
 // queues) and named for what it was made from, so a new migration or library makes a new one.
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -118,7 +119,13 @@ export async function seedDatabase(dataDir: string, kind: TemplateKind = "migrat
   if (existsSync(pgdata)) return;
   const template = await databaseTemplate(kind);
   mkdirSync(dataDir, { recursive: true });
-  cpSync(template, pgdata, { recursive: true });
+  // cp copies its thousand files some four times as fast as fs.cpSync; where there is none, cpSync.
+  try {
+    execFileSync("cp", ["-a", template, pgdata], { stdio: "ignore" });
+  } catch {
+    rmSync(pgdata, { recursive: true, force: true });
+    cpSync(template, pgdata, { recursive: true });
+  }
 }
 
 /** A data directory under `t`'s, holding a copy of a template's database: for a test that starts the embedded server itself. */

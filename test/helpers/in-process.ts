@@ -16,7 +16,7 @@ import type { InferenceEngine } from "../../src/inference/engine.js";
 import type { WebServices } from "../../src/web-services.js";
 import type { InferenceWorker } from "../../workers/inference-worker.js";
 import { testDatabase, type TestDatabase } from "./database.js";
-import { testConfig } from "./psyche.js";
+import { testConfig } from "./test-config.js";
 import { ScriptedEngine } from "./scripted-engine.js";
 
 export interface InProcessPsyche {
@@ -38,7 +38,9 @@ export async function inProcessPsyche(
   opts: { engine?: InferenceEngine } = {},
 ): Promise<InProcessPsyche> {
   const db = await testDatabase(t);
-  const config = testConfig(db.dataDir, overrides);
+  // A turn's memory is formed at once, not after a quiet second: these tests ask for it, and
+  // the quiet itself is jobs/yield-to-chats.ts's test and test/e2e/memory-yields.test.ts's.
+  const config = testConfig(db.dataDir, { memoryQuietMs: 0, ...overrides });
   const log = createLogger(config.logLevel);
   const stack = new StopStack(20_000);
   t.teardown(async () => {
@@ -68,4 +70,17 @@ export async function inProcessPsyche(
     });
   };
   return { app, config, db, mem, web, worker, engine, request };
+}
+
+/** The memory side alone (the test database, the embedding and scoring threads, the store, the mood): no worker, no app. */
+export async function testMemory(
+  t: Test,
+  overrides: Record<string, unknown> = {},
+): Promise<Pick<InProcessPsyche, "config" | "db" | "mem">> {
+  const db = await testDatabase(t);
+  const config = testConfig(db.dataDir, overrides);
+  const stack = new StopStack(20_000);
+  t.teardown(() => stack.unwind());
+  const mem = await startMemoryServices({ config, log: createLogger(config.logLevel), stack }, db);
+  return { config, db, mem };
 }

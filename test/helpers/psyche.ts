@@ -3,7 +3,8 @@
 // consolidates by itself unless a test asks (dreamDelaySeconds, consolidation). With
 // PSYCHE_TEST_POSTGRES, a real PostgreSQL instead of the embedded one (helpers/postgres.ts).
 import type { Test } from "tap";
-import { loadConfig, type Config } from "../../src/config.js";
+import type { Config } from "../../src/config.js";
+import { testConfig } from "./test-config.js";
 import { createLogger } from "../../src/log.js";
 import { serve, type RunningPsyche } from "../../src/processes/serve.js";
 import type { InferenceEngine } from "../../src/inference/engine.js";
@@ -11,30 +12,7 @@ import { testDatabaseUrl } from "./postgres.js";
 import { serverDir } from "./testdir.js";
 import { seedDatabase } from "./db-template.js";
 
-export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): Config {
-  return loadConfig(
-    {
-      dataDir,
-      port: 0,
-      dbPort: 0,
-      threads: 1,
-      embeddingThreads: 1,
-      contextSize: 4096,
-      maxTokens: 1024,
-      logLevel: process.env.PSYCHE_TEST_LOG ?? "silent",
-      quiet: true,
-      pollMs: 100,
-      heartbeatMs: 500,
-      dreamDelaySeconds: 0,
-      consolidation: false,
-      // The CPU, also on a machine with a GPU build: on a GPU a seeded reply depends on the
-      // batch it shares (docs/configuration.md), and tests compare texts.
-      gpu: "false",
-      ...overrides,
-    },
-    {},
-  );
-}
+export { testConfig };
 
 export async function startPsyche(
   t: Test,

@@ -61,8 +61,12 @@ export class ScriptedEngine extends TestEngine {
   readonly modelName: string = "scripted";
   readonly requests: GenerateRequest[] = [];
 
-  constructor(private readonly script: (request: GenerateRequest) => ScriptedReply) {
-    super();
+  /** `slots`: chat slots, as --parallel gives a real engine. */
+  constructor(
+    private readonly script: (request: GenerateRequest) => ScriptedReply,
+    slots = 1,
+  ) {
+    super(slots);
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {

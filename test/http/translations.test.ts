@@ -3,6 +3,7 @@
 // messages/translate.ts, responses/translate.ts), without a server, against what the real clients
 // send: bodies and headers recorded from the openai and Anthropic SDKs, the AI SDK, Claude Code,
 // Codex, OpenCode and Qwen Code (test/fixtures/record-requests.ts wrote test/fixtures/requests/).
+import { packageRoot } from "../../src/paths.js";
 import t, { type Test } from "tap";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -25,7 +26,7 @@ interface Recorded {
   body: Record<string, any>;
 }
 
-const dir = join(import.meta.dirname, "../fixtures/requests");
+const dir = join(packageRoot(), "test", "fixtures", "requests");
 const recorded = Object.fromEntries(
   readdirSync(dir)
     .filter((f) => f.endsWith(".json"))

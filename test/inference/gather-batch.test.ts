@@ -1,7 +1,7 @@
 // The batch schedule (src/inference/gather-batch.ts), with the context's counts scripted: a
 // batch goes once every generating sequence has queued, waits for a straggler at most its
 // limit counted from the end of the batch under way, and goes at once where the queue cannot
-// be seen. The real context's batches are in test/inference/parallel-slots.test.ts.
+// be seen. The real context's batches are in test/engine/parallel-slots.test.ts.
 import t from "tap";
 import { BatchGather } from "../../src/inference/gather-batch.js";
 

@@ -1,6 +1,6 @@
 // The prompt cache's bookkeeping (src/inference/prompt-cache.ts) over real files: a sequence
 // here writes its tokens as the state, 10 bytes a token, and reads them back. The real engine's
-// states are tested in test/inference/parallel-slots.test.ts.
+// states are tested in test/engine/parallel-slots.test.ts.
 import t from "tap";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";

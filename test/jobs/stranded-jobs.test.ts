@@ -9,22 +9,18 @@ import { randomUUID } from "node:crypto";
 import { closeAbandonedReveries, reclaimOrphanedTurns } from "../../src/jobs/reclaim.js";
 import { INFERENCE_QUEUE, Priority } from "../../src/jobs/queue.js";
 import { createLogger } from "../../src/log.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { openTurn } from "../../src/conversation/open-turn.js";
+import { testDatabase, turnDeps, userTurn } from "../helpers/database.js";
 import { claimTurn } from "../../src/db/sql/turns.js";
 
-/** A Psyche whose worker has stopped, reclaim's deps, and a streamed chat left queued (its turn id). */
+/** A database with no worker, reclaim's deps, and a chat left queued (its turn id). */
 async function withoutWorker(t: Test) {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  const { pool, boss, bus } = psyche.db;
-  await psyche.worker.stop(1000);
+  const db = await testDatabase(t);
+  const { pool, boss, bus } = db;
   const deps = { pool, boss, bus, log: createLogger("silent"), workerId: randomUUID(), host: hostname() };
-  const res = await fetch(`${psyche.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content: "hi" }], max_tokens: 4, stream: true }),
-  });
-  t.teardown(() => res.body?.cancel());
-  return { pool, boss, deps, turnId: res.headers.get("x-psyche-turn")! };
+  const turn = await openTurn(turnDeps(db), userTurn("hi", { budget: { maxTokens: 4, field: "max_tokens" }, stream: true }));
+  turn.follower.close();
+  return { pool, boss, deps, turnId: turn.turnId };
 }
 
 t.test("a stranded chat job is replaced and its turn taken up; a stranded reverie is cancelled", async (t) => {

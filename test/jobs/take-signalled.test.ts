@@ -6,21 +6,21 @@ import t, { type Test } from "tap";
 import { randomUUID } from "node:crypto";
 import { INFERENCE_QUEUE, Priority } from "../../src/jobs/queue.js";
 import { takeQueuedTurn } from "../../src/db/sql/turns.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { inProcessPsyche, type InProcessPsyche } from "../helpers/in-process.js";
+import { testDatabase, turnDeps, userTurn } from "../helpers/database.js";
+import { openTurn } from "../../src/conversation/open-turn.js";
 import { Channel } from "../../src/jobs/bus.js";
 import { DREAM_SIGNAL } from "../../src/dreams/dream.js";
 import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
 import { ScriptedEngine } from "../helpers/scripted-engine.js";
 
-const chat = (url: string, content: string, extra: object = {}) =>
-  fetch(`${url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content }], max_tokens: 4, seed: 1, ...extra }),
+const chat = (psyche: InProcessPsyche, content: string, extra: object = {}) =>
+  psyche.request("/v1/chat/completions", {
+    body: { model: "psyche", messages: [{ role: "user", content }], max_tokens: 4, seed: 1, ...extra },
   });
 
 /** Counts the worker's fetches of the inference queue (the memory worker fetches its own with the same pg-boss). */
-function countFetches(t: Test, boss: Awaited<ReturnType<typeof startPsyche>>["db"]["boss"]) {
+function countFetches(t: Test, boss: InProcessPsyche["db"]["boss"]) {
   const counted = { fetches: 0 };
   const fetchOriginal = boss.fetch.bind(boss);
   boss.fetch = ((...args: Parameters<typeof boss.fetch>) => {
@@ -33,14 +33,15 @@ function countFetches(t: Test, boss: Awaited<ReturnType<typeof startPsyche>>["db
   return counted;
 }
 
-/** A Psyche whose worker has stopped, and a chat left queued: its turn id and job id. */
-async function queuedChat(t: Test) {
-  const psyche = await startPsyche(t, { recallPromptTokens: 0 });
-  await psyche.worker.stop(1000);
-  const res = await chat(psyche.url, "hello there", { stream: true });
-  t.teardown(() => res.body?.cancel());
-  const turnId = res.headers.get("x-psyche-turn")!;
-  const { pool, boss } = psyche.db;
+/** One database with no worker, for the tests that take turns themselves. */
+const db = await testDatabase(t);
+
+/** A chat left queued: its turn id and job id. */
+async function queuedChat() {
+  const turn = await openTurn(turnDeps(db), userTurn("hello there", { stream: true }));
+  turn.follower.close();
+  const turnId = turn.turnId;
+  const { pool, boss } = db;
   const jobId: string = (await pool.query("select job_id from turns where id = $1", [turnId])).rows[0].job_id;
   return { pool, boss, turnId, jobId };
 }
@@ -49,7 +50,7 @@ const jobState = async (pool: Awaited<ReturnType<typeof queuedChat>>["pool"], id
   (await pool.query("select state::text, started_on, retry_count from pgboss.job where id = $1", [id])).rows[0];
 
 t.test("a queued turn is taken with its job and claimed, once", async (t) => {
-  const { pool, boss, turnId, jobId } = await queuedChat(t);
+  const { pool, boss, turnId, jobId } = await queuedChat();
   const workerId = randomUUID();
   const taken = await takeQueuedTurn(pool, turnId, INFERENCE_QUEUE, workerId);
   t.equal(taken?.jobId, jobId, "the turn's own job");
@@ -71,7 +72,7 @@ t.test("a queued turn is taken with its job and claimed, once", async (t) => {
 });
 
 t.test("a turn no longer queued, or a job not yet due, is left to pg-boss", async (t) => {
-  const { pool, boss, turnId, jobId } = await queuedChat(t);
+  const { pool, boss, turnId, jobId } = await queuedChat();
   await pool.query("update pgboss.job set start_after = now() + interval '1 hour' where id = $1", [jobId]);
   t.equal(await takeQueuedTurn(pool, turnId, INFERENCE_QUEUE, randomUUID()), undefined, "a retry's wait is kept");
   t.equal((await jobState(pool, jobId)).state, "created");
@@ -88,17 +89,21 @@ t.test("a turn no longer queued, or a job not yet due, is left to pg-boss", asyn
 
 t.test("the worker takes signalled chats without a fetch, and fetches for a signal that names no turn", async (t) => {
   // Polls far apart: every fetch counted here is one the worker chose, not the safety net's.
-  const psyche = await startPsyche(t, { recallPromptTokens: 0, pollMs: 60_000, parallel: 4 });
+  const psyche = await inProcessPsyche(
+    t,
+    { recallPromptTokens: 0, pollMs: 60_000 },
+    { engine: new ScriptedEngine(() => ({ text: "ok" }), 4) },
+  );
   const { boss, pool } = psyche.db;
-  await chat(psyche.url, "warm up").then((r) => r.json());
+  await chat(psyche, "warm up").then((r) => r.json());
   const counted = countFetches(t, boss);
 
   for (const content of ["one", "two", "three"]) {
-    const res = await chat(psyche.url, content);
+    const res = await chat(psyche, content);
     t.equal(res.status, 200);
     t.equal(((await res.json()) as { object: string }).object, "chat.completion");
   }
-  const three = await Promise.all(["four", "five", "six"].map((c) => chat(psyche.url, c).then((r) => r.status)));
+  const three = await Promise.all(["four", "five", "six"].map((c) => chat(psyche, c).then((r) => r.status)));
   t.same(three, [200, 200, 200], "three at once, fewer than the slots");
   t.equal(counted.fetches, 0, "one at a time and three at once: taken by their signals");
 
@@ -120,12 +125,11 @@ t.test("the worker takes signalled chats without a fetch, and fetches for a sign
  * finds them once chats end. The worker's logic is under test; the engine is scripted.
  */
 class GatedEngine extends ScriptedEngine {
-  override readonly slots = 4;
   private opened!: () => void;
   readonly gate = new Promise<void>((resolve) => (this.opened = resolve));
 
   constructor() {
-    super(() => ({ text: "ok" }));
+    super(() => ({ text: "ok" }), 4);
   }
 
   open(): void {
@@ -141,11 +145,11 @@ class GatedEngine extends ScriptedEngine {
 t.test("more chats than the worker takes: it holds twice its slots, and fetches the rest as chats end", async (t) => {
   const engine = new GatedEngine();
   t.teardown(() => engine.open());
-  const psyche = await startPsyche(t, { recallPromptTokens: 0, pollMs: 60_000 }, { engine });
+  const psyche = await inProcessPsyche(t, { recallPromptTokens: 0, pollMs: 60_000 }, { engine });
   const { boss, pool } = psyche.db;
   const counted = countFetches(t, boss);
 
-  const twelve = Promise.all("abcdefghijkl".split("").map((c) => chat(psyche.url, c).then((r) => r.status)));
+  const twelve = Promise.all("abcdefghijkl".split("").map((c) => chat(psyche, c).then((r) => r.status)));
   const held = async () =>
     (
       await pool.query<{ running: number; queued: number }>(

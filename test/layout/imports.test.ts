@@ -3,12 +3,12 @@
 // protocol, then jobs and db at the bottom. No folder is exempt. An import that runs back up
 // fails here, and so does a cycle between files (type-only imports included), and a comment
 // that names a file this repository does not have.
+import { packageRoot } from "../../src/paths.js";
 import t from "tap";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const root = packageRoot();
 
 /**
  * The foundation, open to every part: configuration, logging, the error taxonomy, the shape of

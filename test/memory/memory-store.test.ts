@@ -7,9 +7,9 @@ import { EmbedderError, ThreadEmbedder } from "../../src/memory/embedder.js";
 import { BACKGROUND_HEADER, MemoryRecall } from "../../src/memory/recall.js";
 import { ThreadScorer } from "../../src/memory/scorer.js";
 import { createLogger } from "../../src/log.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { testMemory } from "../helpers/in-process.js";
 
-const psyche = await startPsyche(t);
+const psyche = await testMemory(t);
 const { memory, mood } = psyche.mem;
 const pool = psyche.db.pool;
 const remember = (content: string, extra: { importance?: number } = {}) =>

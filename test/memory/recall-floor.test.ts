@@ -9,11 +9,11 @@ import t from "tap";
 import { createLogger } from "../../src/log.js";
 import { MemoryRecall } from "../../src/memory/recall.js";
 import { ScriptedEngine } from "../helpers/scripted-engine.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { inProcessPsyche } from "../helpers/in-process.js";
 
 const REMEMBERED = "Things you remember that may bear on this";
 const engine = new ScriptedEngine(() => ({ text: "Noted." }));
-const psyche = await startPsyche(t, {}, { engine });
+const psyche = await inProcessPsyche(t, {}, { engine });
 const { memory, mood } = psyche.mem;
 const days = ["baked bread", "the cat slept in the sun", "rain on the window", "a long walk by the river", "the kettle broke"];
 for (const d of days) await memory.remember({ kind: "episodic", content: `Today ${d}`, sourceKind: "api" });
@@ -52,7 +52,7 @@ t.test("recall into a prompt: what bears on the message, or nothing", async (t) 
 
 t.test("a chat's prompt carries the floor's choice (the server's defaults)", async (t) => {
   const ask = async (content: string) => {
-    const res = await fetch(`${psyche.url}/v1/chat/completions`, {
+    const res = await psyche.request(`/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content }] }),

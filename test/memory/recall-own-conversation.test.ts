@@ -5,12 +5,12 @@
 // prompt the worker builds; the database, the memory worker and HTTP are real.
 import t from "tap";
 import { ScriptedEngine } from "../helpers/scripted-engine.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { inProcessPsyche } from "../helpers/in-process.js";
 import { until } from "../helpers/until.js";
 import { TEXT_CANDIDATES } from "../../src/memory/memory.js";
 
 const engine = new ScriptedEngine(() => ({ text: "Noted." }));
-const psyche = await startPsyche(t, {}, { engine });
+const psyche = await inProcessPsyche(t, {}, { engine });
 const { memory } = psyche.mem;
 
 t.test("search: a conversation left out is not found and lifts nothing", async (t) => {
@@ -59,7 +59,7 @@ t.test("a long conversation left out does not use up the candidates", async (t) 
 
 t.test("a chat's prompt recalls other conversations, not its own transcript again", async (t) => {
   const ask = async (content: string, conversation?: string) => {
-    const res = await fetch(`${psyche.url}/v1/chat/completions`, {
+    const res = await psyche.request(`/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json", ...(conversation ? { "x-psyche-conversation": conversation } : {}) },
       body: JSON.stringify({ model: "psyche", messages: [{ role: "user", content }] }),

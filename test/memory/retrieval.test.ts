@@ -4,9 +4,9 @@ import t from "tap";
 import { consolidate } from "../../src/memory/consolidate.js";
 import { createLogger } from "../../src/log.js";
 import { toVector } from "../../src/db/sql/memories.js";
-import { startPsyche } from "../helpers/psyche.js";
+import { testMemory } from "../helpers/in-process.js";
 
-const psyche = await startPsyche(t);
+const psyche = await testMemory(t);
 const { memory } = psyche.mem;
 const pool = psyche.db.pool;
 const remember = (content: string, extra: { conversationId?: string; kind?: "semantic" | "episodic" } = {}) =>

@@ -2,7 +2,7 @@
 // worker is terminated inside require(esm)'s instantiation (memory/thread-pool.ts). Closing
 // right after starting waits for every thread to say it loaded, then destroys the pool.
 import t from "tap";
-import { ThreadPool } from "../../src/memory/thread-pool.js";
+import { ThreadPool, threadExecArgv } from "../../src/memory/thread-pool.js";
 import { ThreadScorer } from "../../src/memory/scorer.js";
 import { ThreadEmbedder } from "../../src/memory/embedder.js";
 
@@ -31,4 +31,12 @@ t.test("the scorer and the embedder close the same way, and work before", async 
   await embedder.close();
   await embedder.close();
   t.pass("closing twice is harmless");
+});
+
+t.test("the threads start without the loaders the process was started with", async (t) => {
+  t.same(threadExecArgv(["--import=tsx", "--enable-source-maps", "--import", "x.mjs", "-r", "y", "--max-old-space-size=99"]), [
+    "--enable-source-maps",
+    "--max-old-space-size=99",
+  ]);
+  t.same(threadExecArgv([]), []);
 });

@@ -2,7 +2,7 @@
 // loading a GGUF model costs about a second. A cancelled task stops between two texts; a
 // thread is never terminated inside a native call (that aborts the whole process).
 import { workerData } from "node:worker_threads";
-import { getLlama, LlamaLogLevel, type LlamaEmbeddingContext } from "node-llama-cpp";
+import type { LlamaEmbeddingContext } from "node-llama-cpp";
 import { EmbedSpecSchema, type EmbedSpec, type EmbedTaskResult, EmbedTaskSchema } from "../../src/memory/embed-task.js";
 import { lexicalEmbedding } from "../../src/memory/lexical-embedding.js";
 import { parseTask } from "../../src/memory/parse-task.js";
@@ -18,6 +18,8 @@ const unit = (v: ArrayLike<number>): Float32Array => {
 };
 
 async function ggufEmbedder(path: string): Promise<EmbedOne> {
+  // Loaded only for a GGUF model: the built-in embedder's threads then start without the engine's bindings.
+  const { getLlama, LlamaLogLevel } = await import("node-llama-cpp");
   const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
   const model = await llama.loadModel({ modelPath: path });
   const contextSize = Math.min(2048, model.trainContextSize);

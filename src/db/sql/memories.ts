@@ -305,8 +305,7 @@ export async function memoryCandidates(
 ): Promise<CandidateScore[]> {
   const v = vec(space);
   // Planned for its values each time: a generic plan cannot see how many rows the scope and
-  // superseded filters keep, and at RealMem's size it read every memory of the scope and took
-  // 31 ms where the custom plan takes 4 (bench/retrieval.ts).
+  // superseded filters keep (docs/decisions.md, "Full-text search is planned for its values").
   const res = await db.query<CandidateScore>(
     `${CUSTOM_PLAN}
      with nearest as (

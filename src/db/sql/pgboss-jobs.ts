@@ -7,15 +7,48 @@ import { raw, type Sql, sql } from "../statement.js";
  * A queue's name as a literal in a statement's text, not a parameter. pg-boss partitions its
  * job table by queue name, and with the name a parameter Postgres plans the statement afresh
  * at every execution (a custom plan prunes the partitions; the generic plan cannot, so it never
- * looks cheaper): on the embedded database that took 1-5 ms each time, and up to 28, against
- * 0.1 ms for the generic plan the literal lets it keep (taking a signalled chat's job, on its
- * way to the first token; the worker's stranded-job check at every heartbeat). The names are
- * jobs/queue.ts's constants; anything else is refused rather than quoted.
+ * looks cheaper): docs/decisions.md, "Queue names as literals". The names are jobs/queue.ts's
+ * constants; anything else is refused rather than quoted.
  */
 export function queueLiteral(queue: string): string {
   if (!/^[a-z][a-z0-9_.-]*$/.test(queue)) throw new Error(`not a queue name: ${JSON.stringify(queue)}`);
   return `'${queue}'`;
 }
+
+/** The columns of pgboss.job these statements read or write (pg-boss 10.4.2, pinned in package.json). */
+const JOB_COLUMNS = [
+  "id",
+  "name",
+  "state",
+  "priority",
+  "data",
+  "start_after",
+  "started_on",
+  "completed_on",
+  "created_on",
+  "retry_count",
+  "output",
+];
+
+/**
+ * Checked once pg-boss has made its schema: a pg-boss whose job table lacks a column these
+ * statements use fails here, saying so, rather than at the first chat.
+ */
+export async function checkJobTable(db: Queryable): Promise<void> {
+  const res = await db.query<{ column_name: string }>(
+    "select column_name from information_schema.columns where table_schema = 'pgboss' and table_name = 'job'",
+  );
+  const have = new Set(res.rows.map((r) => r.column_name));
+  const missing = JOB_COLUMNS.filter((c) => !have.has(c));
+  if (missing.length)
+    throw new Error(
+      `pg-boss's job table has no ${missing.join(", ")}: Psyche's statements on it (src/db/sql/pgboss-jobs.ts) were written for pg-boss 10.4.2; install the version package.json pins`,
+    );
+}
+
+/** A statement's part that counts `queues`' jobs by queue and state (the metrics' queue gauge, db/sql/metrics.ts); `$1` the queue names. */
+export const JOBS_BY_STATE_SQL =
+  "select name as queue, state::text as state, count(*)::int as n from pgboss.job where name = any($1) group by 1, 2";
 
 /** Jobs waiting (created or retrying) and running, by state. */
 export async function queueCounts(db: Queryable, queue: string): Promise<{ queued: number; active: number }> {

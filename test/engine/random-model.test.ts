@@ -1,4 +1,5 @@
 // The generated models are real GGUF files that node-llama-cpp loads and runs.
+import { packageRoot } from "../../src/paths.js";
 import t from "tap";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -84,7 +85,7 @@ t.test("the tiny-agent model: GPT-4's tokens, token for token, a 32k context, pr
     t.equal(model.detokenize(ours), text, "and back to the same text");
   }
   // A long document (llama.cpp's detokenizer tidies " ..." into "...", so only the ids are compared).
-  const manual = readFileSync(new URL("../../docs/api.md", import.meta.url), "utf8").slice(0, 20000);
+  const manual = readFileSync(join(packageRoot(), "docs", "api.md"), "utf8").slice(0, 20000);
   t.same([...model.tokenize(manual)], cl100k.encode(manual), "the API page's first 20,000 characters: the same ids");
   const ctx = await model.createContext({ contextSize: 2048, threads: 1 });
   const chat = new LlamaChat({ contextSequence: ctx.getSequence(), chatWrapper: resolveChatWrapper(model)! });

@@ -8,7 +8,7 @@ import { createLlamaEngine } from "../../src/inference/create-engine.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { createLogger } from "../../src/log.js";
 import { ContextOverflow } from "../../src/errors.js";
-import { batchesInSequenceOrder, decodeLoopYields } from "../../src/inference/llama-engine.js";
+import { patchState } from "../../src/inference/llama-internals.js";
 import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
 import { serverDir } from "../helpers/testdir.js";
 
@@ -30,6 +30,10 @@ const ask = (content: string, seed: number): GenerateRequest => ({
 });
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, i + 1));
 
+t.test("what Psyche relies on of node-llama-cpp's internals is there", async (t) => {
+  t.same(await engine.internalsProblems(), []);
+});
+
 t.test("four chats at once say what each says alone", async (t) => {
   t.equal(engine.slots, 4);
   const alone = [];
@@ -40,7 +44,7 @@ t.test("four chats at once say what each says alone", async (t) => {
   const together = await Promise.all(questions.map((q, i) => modelOf(engine).generate({ ...q, onText: () => order.push(i) })));
   // Each step of the model takes every chat's next token (inference/gather-batch.ts), in the
   // order of their sequences, which llama.cpp needs to decode them in one pass.
-  t.ok(batchesInSequenceOrder(), "npm install patched node-llama-cpp to add a batch's sequences in id order");
+  t.ok((await patchState()).ordered, "npm install patched node-llama-cpp to add a batch's sequences in id order");
   const batches = engine.batching.batches - before.batches;
   const whole = engine.batching.whole - before.whole;
   t.ok(batches > 0 && whole >= batches * 0.9, `the batches held every generating chat (${whole} of ${batches})`);
@@ -107,7 +111,7 @@ t.test("a conversation's next turn is read from where its slot left off", async 
 });
 
 t.test("a chat whose slot must drop stale tokens starts beside running chats, not after them", async (t) => {
-  t.ok(decodeLoopYields(), "npm install patched node-llama-cpp's decode loop (scripts/patch-node-llama-cpp.mjs)");
+  t.ok((await patchState()).yields, "npm install patched node-llama-cpp's decode loop (patches/node-llama-cpp+3.22.1.patch)");
   // Every slot holds an earlier prompt by now, so each of these erases what it does not share.
   const ended: string[] = [];
   const run = (name: string, q: GenerateRequest) =>

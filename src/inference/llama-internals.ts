@@ -1,0 +1,125 @@
+// Every use Psyche makes of node-llama-cpp's internals, in one place, with a check at start-up
+// that they are still there (docs/developing.md, "Library internals", lists each with why and
+// what would retire it). node-llama-cpp is pinned in package.json, and its decode loop is patched
+// by npm install from patches/node-llama-cpp+3.22.1.patch (scripts/patch-node-llama-cpp.mjs).
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { LlamaContext, LlamaModel, Tokenizer } from "node-llama-cpp";
+
+/** The version the patch and the fields below were written against. */
+export const PINNED_VERSION = "3.22.1";
+
+const MARKERS = {
+  yields: "psyche: yield the context lock between batches",
+  ordered: "psyche: a batch's sequences in id order",
+  underWay: "psyche: the batch under way",
+} as const;
+
+export interface PatchState {
+  /**
+   * The decode loop lets other work on the context in between batches. Without it a chat whose
+   * slot must drop stale tokens waits for every other running chat to finish.
+   */
+  yields: boolean;
+  /** A batch's sequences are added in id order, and the loop says when a batch is under way and how many it holds. */
+  ordered: boolean;
+}
+
+/** Which of the patch's changes the installed decode loop has (node-llama-cpp is loaded here, not before). */
+export async function patchState(): Promise<PatchState> {
+  const { LlamaContext: Context } = await import("node-llama-cpp");
+  const loop = Context.prototype.dispatchPendingBatch.toString();
+  return { yields: loop.includes(MARKERS.yields), ordered: loop.includes(MARKERS.ordered) && loop.includes(MARKERS.underWay) };
+}
+
+interface ContextInternals {
+  /** node-llama-cpp's own: the sequences with tokens queued for the next batch. */
+  _queuedDecodeSequenceIds?: unknown;
+  /** The patch's: whether a batch is being decoded and sampled now. */
+  _psycheBatchUnderWay?: unknown;
+  /** The patch's: told the number of sequences of each batch as it is built. */
+  _psycheOnBatch?: (sequences: number) => void;
+}
+
+const internals = (context: LlamaContext) => context as unknown as ContextInternals;
+
+/** Sequences with tokens queued in the context; undefined where that cannot be seen (unpatched, or the field is gone). */
+export function queuedSequences(context: LlamaContext, patched: boolean): number | undefined {
+  const ids = internals(context)._queuedDecodeSequenceIds;
+  return patched && ids instanceof Set ? ids.size : undefined;
+}
+
+/** Whether the context is decoding or sampling a batch (the patch). */
+export const batchUnderWay = (context: LlamaContext): boolean => internals(context)._psycheBatchUnderWay === true;
+
+/** Has the patched decode loop tell `listener` how many sequences each batch holds. */
+export function onBatch(context: LlamaContext, listener: (sequences: number) => void): void {
+  internals(context)._psycheOnBatch = listener;
+}
+
+/**
+ * The model's tokenizer replaced by `tokenizer`: LlamaChat and the context window read
+ * `model.tokenizer` at every use, so a caching one (inference/token-cache.ts) serves them all.
+ */
+export function replaceTokenizer<T extends Tokenizer>(model: LlamaModel, tokenizer: T): T {
+  Object.defineProperty(model, "tokenizer", { value: tokenizer, configurable: true, enumerable: true });
+  return tokenizer;
+}
+
+/** The JSON number terminal of node-llama-cpp's grammars: not exported, reached by its file beside the entry point. */
+export async function numberTerminal(): Promise<{ prototype: { allowFractional: boolean; getGrammar(): string } } | undefined> {
+  const url = new URL("./utils/gbnfJson/terminals/GbnfNumber.js", import.meta.resolve("node-llama-cpp"));
+  try {
+    const { GbnfNumber } = (await import(url.href)) as { GbnfNumber?: { prototype: { allowFractional: boolean; getGrammar(): string } } };
+    return typeof GbnfNumber?.prototype.getGrammar === "function" ? GbnfNumber : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The installed version, from the package.json above its entry point (the package exports no package.json). */
+function installedVersion(): string | undefined {
+  try {
+    let dir = dirname(fileURLToPath(import.meta.resolve("node-llama-cpp")));
+    for (let up = dirname(dir); up !== dir; dir = up, up = dirname(dir)) {
+      const file = join(dir, "package.json");
+      if (!existsSync(file)) continue;
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "node-llama-cpp") return pkg.version;
+    }
+  } catch {
+    // no such package
+  }
+  return undefined;
+}
+
+/**
+ * What of the above is missing, each said with its cost and what to do; empty when all is
+ * there. `context`, where given, is checked for the field the batch gathering reads.
+ */
+export async function llamaInternalsProblems(context?: LlamaContext): Promise<string[]> {
+  const problems: string[] = [];
+  const reinstall = "run npm install again, which applies patches/node-llama-cpp+3.22.1.patch";
+  const patched = await patchState();
+  const version = installedVersion();
+  if (version !== PINNED_VERSION)
+    problems.push(
+      `node-llama-cpp ${version ?? "(unknown)"} is installed, not ${PINNED_VERSION}: its internals may differ; install the version package.json pins`,
+    );
+  if (!patched.yields)
+    problems.push(`node-llama-cpp is not patched to yield between batches (a chat may wait for the others to finish): ${reinstall}`);
+  if (!patched.ordered)
+    problems.push(
+      `node-llama-cpp is not patched to decode a batch's sequences in order (chats at once may decode one by one): ${reinstall}`,
+    );
+  if (context && !(internals(context)._queuedDecodeSequenceIds instanceof Set))
+    problems.push(
+      "node-llama-cpp's context has no _queuedDecodeSequenceIds: batches are not gathered whole (src/inference/gather-batch.ts)",
+    );
+  if (!(await numberTerminal()))
+    problems.push(
+      "node-llama-cpp has no GbnfNumber terminal where src/inference/llama-internals.ts looks: grammars' numbers cannot be bounded",
+    );
+  return problems;
+}
