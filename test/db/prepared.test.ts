@@ -84,6 +84,6 @@ t.test("many connections using new statements at once", async (t) => {
 
 t.test("pg's internals are checked at construction, so an upgrade that changes them fails loudly", async (t) => {
   t.doesNotThrow(() => pgConnectionOf(new pg.Client()), "pg 8.23.1's Client has what prepared.ts relies on");
-  t.throws(() => pgConnectionOf({}), /pg's Client internals are not the ones this was written for/);
-  t.throws(() => pgConnectionOf({ connection: { on: () => undefined } }), /check src\/db\/prepared.ts/, "no parsedStatements");
+  t.throws(() => pgConnectionOf({}), /pg's Client internals are not the ones src\/db\/prepared.ts was written for/);
+  t.throws(() => pgConnectionOf({ connection: { on: () => undefined } }), /install the version package.json pins/, "no parsedStatements");
 });
