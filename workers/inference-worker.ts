@@ -70,8 +70,6 @@ export class InferenceWorker {
   private loop: Promise<void> | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
-  /** Work that outlives a reverie's job (its scoring and memories), waited for on stop. */
-  private readonly afterwards = new Set<Promise<void>>();
   /** Jobs finished since start, by outcome; for /metrics and tests. */
   readonly outcomes = new Map<string, number>();
   /** Turns whose generation lost the database, to resume once it is back. */
@@ -93,13 +91,13 @@ export class InferenceWorker {
     this.scheduler = new ModelScheduler<WorkerJob>(deps.engine, {
       runChat: (job, signal) => this.chat(job, signal),
       runReverie: (job, controller) => this.reverie(job, controller),
-      abandoned: (job, run) => {
+      // Its end is counted when it comes (reverie()); the scheduler waits for it on stop.
+      abandoned: (job) => {
         deps.log.warn(
           { jobId: job.id, kind: job.data.kind },
           `the reverie did not stop within ${WAKE_DEADLINE_MS} ms of being told to: abandoned, the chats go first`,
         );
         this.count(`${job.data.kind}-abandoned`);
-        this.keep(run);
       },
       // The queue's operation; when to use it is the scheduler's to decide.
       returnToQueue: (job) => putBack(deps.pool, INFERENCE_QUEUE, job.id),
@@ -240,7 +238,7 @@ export class InferenceWorker {
   private async reverie(job: WorkerJob, controller: AbortController): Promise<string> {
     if (job.data.kind === "chat") return "failed";
     const outcome = await runReverieJob({ ...this.deps, model: this.scheduler, workerId: this.id }, job.id, job.data, controller, {
-      outlives: (work) => this.keep(work),
+      outlives: (work) => this.scheduler.outlive(work),
     });
     this.count(outcome);
     return outcome;
@@ -248,16 +246,6 @@ export class InferenceWorker {
 
   private count(outcome: string): void {
     this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
-  }
-
-  /** Work that outlives its job (a reverie's scoring, an abandoned reverie): waited for on stop. */
-  private keep(work: Promise<unknown>): void {
-    const settled = work.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.afterwards.add(settled);
-    void settled.finally(() => this.afterwards.delete(settled));
   }
 
   /**
@@ -274,7 +262,6 @@ export class InferenceWorker {
     const stopped = this.scheduler.stop(graceMs, () => new HandOff("worker shutting down"));
     await this.loop;
     await stopped;
-    await Promise.allSettled(this.afterwards);
     await markWorkerStopped(this.deps.pool, this.id).catch(() => undefined);
     this.deps.log.info({ workerId: this.id }, "inference worker stopped");
   }

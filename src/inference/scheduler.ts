@@ -347,6 +347,11 @@ export class ModelScheduler<J extends ScheduledJob> implements Generator {
     slot.state = state;
   }
 
+  /** Work that outlives its job (a reverie's scoring and memories): stopping waits for it too. */
+  outlive(work: Promise<unknown>): void {
+    this.track(work);
+  }
+
   private track(run: Promise<unknown>): void {
     const settled = run.then(
       () => undefined,

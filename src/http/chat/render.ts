@@ -25,27 +25,21 @@ export const openAiFinish = (r: FinishReason | null): OpenAiFinish => (r === "le
 /** The chat API's id for a turn's completion. */
 export const completionId = (turnId: string) => `chatcmpl-${turnId}`;
 
+const chunkOf = (base: ChunkBase) => ({
+  id: base.id,
+  object: "chat.completion.chunk",
+  created: base.created,
+  model: base.model,
+  system_fingerprint: null,
+});
+
 export function chunk(base: ChunkBase, delta: Record<string, unknown>, finishReason: OpenAiFinish | null = null) {
-  return {
-    id: base.id,
-    object: "chat.completion.chunk",
-    created: base.created,
-    model: base.model,
-    system_fingerprint: null,
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-  };
+  return { ...chunkOf(base), choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] };
 }
 
+/** The usage chunk: no choices (stream_options.include_usage). */
 export function usageChunk(base: ChunkBase, usage: Usage) {
-  return {
-    id: base.id,
-    object: "chat.completion.chunk",
-    created: base.created,
-    model: base.model,
-    system_fingerprint: null,
-    choices: [],
-    usage,
-  };
+  return { ...chunkOf(base), choices: [], usage };
 }
 
 export const usageOf = (promptTokens: number | null, completionTokens: number | null, cachedTokens?: number | null): Usage => ({
