@@ -3,6 +3,7 @@
 // second (docs/developing.md); nearly every test file starts an embedded database. The template
 // is made with the product's own steps (the embedded server, the migrations, pg-boss's schema and
 // queues) and named for what it was made from, so a new migration or library makes a new one.
+import "./wasm-baseline.js";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
