@@ -7,6 +7,7 @@ import type { SignalBus } from "./jobs/bus.js";
 import type { Logger } from "./log.js";
 import type { Embedder } from "./memory/embedder.js";
 import type { Memory } from "./memory/memory.js";
+import type { ToolSpec } from "./tools/types.js";
 import type { MoodKeeper } from "./mood/mood-keeper.js";
 import type { DreamSettings } from "./dreams/settings.js";
 import type { AgentSessions } from "./agents/sessions.js";
@@ -52,6 +53,8 @@ export interface WebServices {
   contextSize?: (() => Promise<number | undefined>) | undefined;
   /** The worker's system prompt, counted with every prompt. */
   persona?: string | undefined;
+  /** Psyche's own tools, offered beside a client's and counted with its prompt (tools/offered.ts). */
+  serverTools?: readonly ToolSpec[] | undefined;
   /** Refuse unknown fields, a max_tokens above the ceiling and other models' names (--strict-params). */
   strictParams: boolean;
 }

@@ -4,6 +4,8 @@
 // history), never an engine failure mid-turn. The reply budget is clamped to what the context
 // leaves, so the engine never has to shift its context (inference/llama-engine.ts).
 import { ContextOverflow } from "../errors.js";
+import type { ToolChoice, ToolSpec } from "../tools/types.js";
+import { offeredTools } from "../tools/offered.js";
 
 /** What a process knows of the model's context; either may be unknown (then nothing is checked). */
 export interface ContextLimits {
@@ -13,6 +15,8 @@ export interface ContextLimits {
   contextSize?: (() => Promise<number | undefined>) | undefined;
   /** The system prompt the worker puts before every transcript. */
   persona?: string | undefined;
+  /** Psyche's own tools, offered beside a client's (tools/offered.ts): their definitions are in the prompt too. */
+  serverTools?: readonly ToolSpec[] | undefined;
 }
 
 /** The limits with the context's size read: what a turn's transaction checks against. */
@@ -20,6 +24,7 @@ export interface KnownLimits {
   countTokens?: ((text: string) => Promise<number | undefined>) | undefined;
   contextSize?: number | undefined;
   persona?: string | undefined;
+  serverTools?: readonly ToolSpec[] | undefined;
 }
 
 /**
@@ -30,11 +35,11 @@ export interface KnownLimits {
  * it, so the count inside the transaction is quick.
  */
 export async function knownLimits(limits: ContextLimits): Promise<KnownLimits> {
-  const none = { persona: limits.persona };
+  const none = { persona: limits.persona, serverTools: limits.serverTools };
   if (!limits.countTokens || !limits.contextSize) return none;
   const contextSize = await limits.contextSize();
   if (contextSize === undefined || (await limits.countTokens("")) === undefined) return none;
-  return { countTokens: limits.countTokens, contextSize, persona: limits.persona };
+  return { ...none, countTokens: limits.countTokens, contextSize };
 }
 
 export interface PromptText {
@@ -66,17 +71,21 @@ export async function promptTokens(
 
 /**
  * The reply budget this prompt leaves: `maxTokens`, or what is left of the context when that
- * is less. A prompt that leaves no room for a reply is a ContextOverflow.
+ * is less. A prompt that leaves no room for a reply is a ContextOverflow. Counted: the persona,
+ * the messages, and every tool the model will be offered, the client's and Psyche's own. The
+ * memories recalled for the turn come later and give way when they do not fit
+ * (conversation/run-turn.ts); the engine checks the prompt again as it renders it.
  */
 export async function fitReply(
   limits: KnownLimits,
   messages: readonly PromptText[],
-  tools: readonly unknown[] | null | undefined,
+  tools: { client: readonly ToolSpec[] | null | undefined; choice?: ToolChoice | null | undefined },
   maxTokens: number,
 ): Promise<number> {
   const size = limits.contextSize;
   if (!limits.countTokens || size === undefined) return maxTokens;
-  const used = await promptTokens(limits.countTokens, limits.persona ? [{ content: limits.persona }, ...messages] : messages, tools);
+  const offered = offeredTools(tools.client ?? [], tools.choice, limits.serverTools);
+  const used = await promptTokens(limits.countTokens, limits.persona ? [{ content: limits.persona }, ...messages] : messages, offered);
   if (used === undefined) return maxTokens;
   if (used >= size) throw new ContextOverflow(used, size);
   return Math.max(1, Math.min(maxTokens, size - used));

@@ -16,6 +16,7 @@ import type { ServerTools } from "../memory/memory-tools.js";
 import type { GenerateResult, Generator, PromptMessage } from "../inference/engine.js";
 import type { GeneratedToolCall } from "../tools/types.js";
 import { formatInstruction } from "../tools/response-format.js";
+import { offeredTools, offersServerTools } from "../tools/offered.js";
 import { ContextOverflow } from "../errors.js";
 import { EventWriter } from "./event-writer.js";
 
@@ -311,12 +312,8 @@ async function generateWithServerTools(
   const clientTools = turn.tools ?? [];
   const clientNames = new Set(clientTools.map((t) => t.name));
   const choice = turn.tool_choice ?? undefined;
-  // Offered beside the client's tools: a plain chat gets its memories through recall instead,
-  // without function documentation in every prompt. A named choice is the client's tool
-  // alone; "none" offers nothing.
-  const server =
-    deps.serverTools && clientTools.length > 0 && choice !== "none" && typeof choice !== "object" ? deps.serverTools : undefined;
-  const tools = [...clientTools, ...(server?.specs.filter((s) => !clientNames.has(s.name)) ?? [])];
+  const server = deps.serverTools && offersServerTools(clientTools, choice) ? deps.serverTools : undefined;
+  const tools = offeredTools(clientTools, choice, server?.specs);
   const isServerCall = (c: GeneratedToolCall) => !clientNames.has(c.name) && server?.has(c.name) === true;
   const limit = deps.serverToolIterations ?? 5;
   const serverToolCalls: ServerToolCall[] = [];

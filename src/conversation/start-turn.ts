@@ -41,8 +41,12 @@ export async function queueTurnIn(
   const kept = opened.messages.slice(0, decision.supersedeFrom ?? opened.messages.length);
   checkToolTranscript([...kept.map((m) => ({ role: m.role, toolCalls: m.tool_calls, toolCallId: m.tool_call_id })), ...fresh]);
   // The whole transcript the model will read, stored and new: the reply gets what it leaves.
-  const transcript = [...kept.map((m) => ({ content: m.content, toolCalls: m.tool_calls })), ...fresh];
-  const maxTokens = await fitReply(deps.limits, transcript, input.tools, input.maxTokens);
+  const transcript = [
+    ...(input.instructions ? [{ content: input.instructions }] : []),
+    ...kept.map((m) => ({ content: m.content, toolCalls: m.tool_calls })),
+    ...fresh,
+  ];
+  const maxTokens = await fitReply(deps.limits, transcript, { client: input.tools, choice: input.toolChoice }, input.maxTokens);
   const firstPosition = opened.maxPosition + 1;
   const job = await sendStatement(
     deps.boss,

@@ -8,6 +8,20 @@ export class HermesError extends Error {
   override name = "HermesError";
 }
 
+/** The server said the reply failed (an `error` event in its stream): its answer, not a dropped stream. */
+export class ReplyFailed extends HermesError {
+  override name = "ReplyFailed";
+}
+
+/** The openai SDK throws an APIError without a status for an `error` event in a stream. */
+function reportedInStream(err: unknown): err is APIError {
+  return err instanceof APIError && !(err instanceof APIConnectionError) && err.status === undefined;
+}
+
+function replyFailed(message: string | undefined): ReplyFailed {
+  return new ReplyFailed(`the server failed this reply: ${message ?? "unknown error"}`);
+}
+
 /** A readable line for anything the server or the network threw. */
 export function explain(err: unknown, server: string): string {
   if (err instanceof HermesError) return err.message;
@@ -110,7 +124,8 @@ export class PsycheServer {
       for await (const chunk of stream) absorb(reply, chunk, o.onText);
       return reply;
     } catch (err) {
-      if (o.signal?.aborted || !turnId || !this.isPsyche) throw err;
+      if (reportedInStream(err)) throw replyFailed((err.error as { message?: string } | undefined)?.message ?? err.message);
+      if (o.signal?.aborted || !turnId || !this.isPsyche || err instanceof ReplyFailed) throw err;
       return this.resume(turnId, reply, o);
     }
   }
@@ -134,7 +149,7 @@ export class PsycheServer {
         for await (const data of sseData(res.body)) absorb(reply, JSON.parse(data), onText);
         return reply;
       } catch (err) {
-        if (o.signal?.aborted) throw err;
+        if (o.signal?.aborted || err instanceof ReplyFailed) throw err;
         if (Date.now() > deadline) throw new HermesError(`the server at ${this.url} did not come back within ${this.reconnectMs / 1000} s`);
         await new Promise((r) => setTimeout(r, 1000));
       }
@@ -170,7 +185,7 @@ export class PsycheServer {
 type Chunk = OpenAI.Chat.Completions.ChatCompletionChunk & { error?: { message?: string } };
 
 function absorb(reply: Reply, chunk: Chunk, onText?: (text: string) => void): void {
-  if (chunk.error) throw new HermesError(`the server failed this reply: ${chunk.error.message ?? "unknown error"}`);
+  if (chunk.error) throw replyFailed(chunk.error.message);
   const choice = chunk.choices?.[0];
   if (!choice) return;
   const text = choice.delta?.content;

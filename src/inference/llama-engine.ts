@@ -355,10 +355,14 @@ export class LlamaEngine implements InferenceEngine {
     const promptTokens = this.countPromptTokens(history);
     // Counted with the functions' rendering, which the prompt count leaves out.
     const cachedTokens = Math.min(held, promptTokens);
-    // Refused before the model reads it: past the context, node-llama-cpp would shift the
-    // history mid-reply or fail. The reply gets what the context leaves.
-    if (promptTokens >= this.contextSize) throw new ContextOverflow(promptTokens, this.contextSize);
-    const maxTokens = Math.min(request.maxTokens, this.contextSize - promptTokens);
+    // Refused before the model reads it, counted as the model reads it: the functions'
+    // documentation is in `whole`, and a client's tools (Hermes's) can take more of a small
+    // context than its messages. Past the context, node-llama-cpp shifts the history mid-reply
+    // or fails ("did not return a history that fits"); it keeps one token free. The reply gets
+    // what the context leaves.
+    const reads = Math.max(whole, promptTokens);
+    if (reads + 1 >= this.contextSize) throw new ContextOverflow(reads, this.contextSize);
+    const maxTokens = Math.min(request.maxTokens, this.contextSize - reads - 1);
     const cancelled: GenerateResult = {
       text: "",
       finishReason: "cancelled",

@@ -14,7 +14,7 @@ import type { DatabaseHandles } from "./connect.js";
 import type { MemoryServices } from "./memory-services.js";
 import { MemoryRecall } from "../memory/recall.js";
 import { MemoryWorker } from "../../workers/memory-worker.js";
-import { MemoryTools } from "../memory/memory-tools.js";
+import { MEMORY_TOOL_SPECS, MemoryTools } from "../memory/memory-tools.js";
 import { DreamScheduler } from "../dreams/scheduler.js";
 import { defaultDreamSettings } from "../dreams/settings.js";
 
@@ -40,6 +40,7 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
     presenceTtlSeconds: config.presenceTtlSeconds,
     strictParams: config.strictParams,
     persona: config.persona,
+    serverTools: config.memoryTools ? MEMORY_TOOL_SPECS : undefined,
     // What the live workers recorded (a web process without the model); psyche serve asks its engine.
     contextSize: () => workersContextSize(db.pool, (config.heartbeatMs * 5) / 1000),
   };

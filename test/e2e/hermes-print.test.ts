@@ -3,7 +3,7 @@
 // model a forced tool call runs in the workspace and its result reaches the model; with a
 // scripted model, seed 001's chains (list, read, a path outside refused, a command declined
 // without --yes and run with it), the iteration limit, a continued conversation; no server and
-// a wrong key are readable failures.
+// a wrong key are readable failures, and so is a reply the server failed.
 import t from "tap";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -138,6 +138,21 @@ t.test("--conversation continues one; files made by create_file and edit_file wi
     (await messages(psyche.db.pool, "garden-plan")).map((m: any) => m.role),
     ["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"],
   );
+});
+
+t.test("a reply the server failed: Hermes says why at once, not taken for a dropped stream", async (t) => {
+  // A failed turn ends its stream with an error event. Hermes took that for a dropped stream,
+  // replayed the turn's events, met the same error, and retried for a minute before "the server
+  // did not come back".
+  const engine = new ScriptedEngine(() => {
+    throw new Error("the model fell over");
+  });
+  const psyche = await startPsyche(t, {}, { engine });
+  const run = await runHermes(["--server", psyche.url, "-p", "hello", "--no-idle"], { cwd: workspace });
+  t.equal(run.code, 1);
+  t.match(run.stderr, /^hermes: the server failed this reply: generation failed: the model fell over$/m);
+  t.notMatch(run.stderr, /reconnect|did not come back/, "no reconnecting");
+  t.equal(run.stdout, "");
 });
 
 t.test("failures are one readable line and a non-zero exit", async (t) => {

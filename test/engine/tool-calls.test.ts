@@ -9,6 +9,7 @@ import { offeredFunctions, wholeJsonObject } from "../../src/inference/llama-eng
 import { toGrammarSchema, ToolSchemaError } from "../../src/tools/grammar-schema.js";
 import { argumentProblems } from "../../src/tools/arguments.js";
 import { createLogger } from "../../src/log.js";
+import { ContextOverflow } from "../../src/errors.js";
 import { serverDir } from "../helpers/testdir.js";
 
 const dataDir = serverDir(t);
@@ -177,4 +178,25 @@ t.test("arguments are checked against the tool's own schema, for what the gramma
   const forced = await modelOf(engine).generate({ messages, maxTokens: 300, seed: 1, tools: add, toolChoice: "required" });
   t.equal(forced.toolCalls[0]?.name, "add");
   t.same(forced.toolCalls[0]!.problems, argumentProblems(add, forced.toolCalls[0]!));
+});
+
+t.test("tools whose definitions fill the context: refused before the model reads, counted as the model renders them", async (t) => {
+  // The messages alone are a few tokens; the definitions, which the chat wrapper writes into
+  // the system prompt, are past the 4,096-token context. Counted without them, the prompt went
+  // to node-llama-cpp, which failed mid-turn ("did not return a history that fits").
+  const long: ToolSpec[] = [
+    { name: "read_file", description: "Read a file in the workspace. ".repeat(400), parameters: { type: "object", properties: {} } },
+  ];
+  const refused = await modelOf(engine)
+    .generate({ messages, maxTokens: 50, seed: 1, tools: long, toolChoice: "auto" })
+    .then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+  t.ok(refused instanceof ContextOverflow, `a ContextOverflow: ${String(refused)}`);
+  const overflow = refused as ContextOverflow;
+  t.equal(overflow.contextSize, 4096);
+  t.ok(overflow.promptTokens > 4096, `the prompt as rendered, definitions included (${overflow.promptTokens})`);
+  const fine = await modelOf(engine).generate({ messages, maxTokens: 8, seed: 1, tools, toolChoice: "auto" });
+  t.ok(fine.completionTokens > 0, "the engine answers the next prompt that fits");
 });
