@@ -98,20 +98,21 @@ t.test("a turn whose model fails ends failed, with an error event", async (t) =>
 
 t.test("handed off, a turn stays running with what it streamed; cancelled, it ends cancelled", async (t) => {
   engine.next = "wait";
-  const handed = await queued("a long one");
-  const stop = new AbortController();
-  const run = runTurn(deps, handed.turnId, handed.jobId, stop.signal);
-  await new Promise((r) => setTimeout(r, 200));
-  stop.abort(new HandOff("worker shutting down"));
-  t.equal(await run, "handed-off");
+  /** A turn stopped with `reason` once it has streamed a while. */
+  const stoppedWith = async (text: string, reason: Error) => {
+    const turn = await queued(text);
+    const stop = new AbortController();
+    const run = runTurn(deps, turn.turnId, turn.jobId, stop.signal);
+    await new Promise((r) => setTimeout(r, 200));
+    stop.abort(reason);
+    return { turnId: turn.turnId, outcome: await run };
+  };
+  const handed = await stoppedWith("a long one", new HandOff("worker shutting down"));
+  t.equal(handed.outcome, "handed-off");
   t.match(await row(handed.turnId), { status: "running", worker_id: workerId, events: "delta", job: "active" }, "for the next worker");
 
-  const cancelled = await queued("another long one");
-  const cancel = new AbortController();
-  const second = runTurn(deps, cancelled.turnId, cancelled.jobId, cancel.signal);
-  await new Promise((r) => setTimeout(r, 200));
-  cancel.abort(new Error("cancelled by the client"));
-  t.equal(await second, "cancelled");
+  const cancelled = await stoppedWith("another long one", new Error("cancelled by the client"));
+  t.equal(cancelled.outcome, "cancelled");
   t.match(await row(cancelled.turnId), { status: "cancelled", content: "partly", memory_jobs: 0, job: "completed" });
 });
 
