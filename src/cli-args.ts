@@ -46,6 +46,10 @@ Commands:
   model tiny|tiny-agent|bench --out <file>
               write a random-weight GGUF model (tiny: for tests; tiny-agent: GPT-4's
               tokenizer and a 32k context, for coding agents; bench: ~0.5B-shaped)
+  model tiny --family <name> --out <file>
+              a family's test model: its real tokenizer and chat template, random weights,
+              a 32k context (qwen3, deepseek-r1, llama3.1, gemma4, gpt-oss, ...: docs/models.md);
+              --model tiny-<name> makes one and serves it
   model pull <hf: URI or URL>
               download a model into the data directory ahead of start-up (a progress bar, no time limit)
   hook <event> [--format claude|typed]
@@ -67,6 +71,7 @@ Flags (each also an environment variable):
 ${Object.entries(ENV_NAMES)
   .map(([key, env]) => `  --${flagName(key)}`.padEnd(28) + env)
   .join("\n")}
+  --family <name>             \`psyche model tiny\`: the model family (docs/models.md)
   --out <file>                where \`psyche model\` and \`psyche memory export\` write
   --embeddings                \`psyche memory export\`: each memory's vector too
   -f, --follow                \`psyche logs\`: keep printing what is appended
@@ -83,6 +88,7 @@ export interface ParsedArgs {
   /** Config keys (camelCase) from flags. */
   flags: Record<string, unknown>;
   out?: string | undefined;
+  family?: string | undefined;
   help: boolean;
   follow: boolean;
   project: boolean;
@@ -94,6 +100,7 @@ export interface ParsedArgs {
 export function parseCli(argv: string[]): ParsedArgs {
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
     out: { type: "string" },
+    family: { type: "string" },
     help: { type: "boolean" },
     follow: { type: "boolean", short: "f" },
     project: { type: "boolean" },
@@ -135,6 +142,7 @@ export function parseCli(argv: string[]): ParsedArgs {
     rest,
     flags,
     out: parsed.values.out as string | undefined,
+    family: parsed.values.family as string | undefined,
     help,
     follow: parsed.values.follow === true,
     project: parsed.values.project === true,

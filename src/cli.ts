@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // psyche <command>: see USAGE in cli-args.ts.
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { loadConfig, type Config } from "./config.js";
 import { UserError } from "./errors.js";
 import { parseCli, UsageError, USAGE, type ParsedArgs } from "./cli-args.js";
 import { downloadModel, downloadSource, localModelCopy } from "./inference/load-model.js";
 import { BENCH_SHAPE, TINY_AGENT_SHAPE, TINY_SHAPE, writeRandomModel } from "./inference/random-model.js";
+import { familyNamed, familyNames } from "./inference/families/families.js";
+import { writeFamilyModel } from "./inference/families/family-model.js";
 import { DEFAULT_EMBEDDING_MODEL } from "./memory/create-embedder.js";
 import { createLogger, type Logger } from "./log.js";
 import { serve } from "./processes/serve.js";
@@ -132,6 +134,18 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
         say(`downloading ${uri} from ${downloadSource(uri, config.hfEndpoint)} into ${resolve(config.dataDir, "models")}`);
         say(
           `downloaded: ${await downloadModel(uri, config.dataDir, { endpoint: config.hfEndpoint, interactive: process.stderr.isTTY === true })}`,
+        );
+        return;
+      }
+      if (kind === "tiny" && args.family !== undefined) {
+        const family = familyNamed(args.family);
+        if (!family) throw new UsageError(`psyche model tiny --family takes one of ${familyNames().join(", ")}; got ${args.family}`);
+        if (!args.out) throw new UsageError(`psyche model tiny --family ${family.name} needs --out <file>`);
+        const out = resolve(args.out);
+        const started = Date.now();
+        await writeFamilyModel(out, family, join(config.dataDir, "cache"));
+        say(
+          `wrote ${out} (${family.standsFor}: its tokenizer and chat template, random weights) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
         );
         return;
       }

@@ -1,6 +1,7 @@
 // Appends generated text to turn_events in small batches: the first piece at once (time to
 // first token), then at most one write per `flushMs()`. Each write signals the turn's channel
-// and reports whether the turn was cancelled or taken from this worker.
+// and reports whether the turn was cancelled or taken from this worker. A reasoning model's
+// thought and its reply are events of their own kinds ("reasoning", "delta"), written in order.
 import { appendEvent } from "../db/sql/turn-events.js";
 import type { TailEvent } from "../db/sql/turns.js";
 import type { Queryable } from "../db/pool.js";
@@ -20,9 +21,11 @@ export interface EventWriterOptions {
   onStop: (reason: "cancelled" | "lost") => void;
 }
 
+type PieceKind = "delta" | "reasoning";
+
 export class EventWriter {
-  private buffer = "";
-  private tokens = 0;
+  /** Text not yet written, in runs of one kind (a thought, then the reply). */
+  private runs: { kind: PieceKind; text: string; tokens: number }[] = [];
   private seq: number;
   private lastFlush = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -35,9 +38,12 @@ export class EventWriter {
     this.seq = o.lastSeq;
   }
 
-  push(text: string, tokens: number): void {
-    this.buffer += text;
-    this.tokens += tokens;
+  push(text: string, tokens: number, kind: PieceKind = "delta"): void {
+    const last = this.runs.at(-1);
+    if (last?.kind === kind) {
+      last.text += text;
+      last.tokens += tokens;
+    } else this.runs.push({ kind, text, tokens });
     if (this.timer) return;
     const wait = Math.max(0, this.lastFlush + this.o.flushMs() - Date.now());
     if (wait === 0) this.flushSoon();
@@ -49,32 +55,35 @@ export class EventWriter {
     this.inFlight = this.inFlight.then(() => this.write());
   }
 
-  /** The buffered text as the next event, taken from the buffer; undefined when there is none to write. */
-  private take(): TailEvent | undefined {
-    if (!this.buffer || this.lost) return undefined;
-    const event = { seq: ++this.seq, content: this.buffer, tokens: this.tokens };
-    this.buffer = "";
-    this.tokens = 0;
-    return event;
+  /** The oldest buffered run as the next event, taken from the buffer; undefined when there is none to write. */
+  private take(): Required<TailEvent> | undefined {
+    while (this.runs[0]?.text === "") this.runs.shift();
+    const run = this.runs.shift();
+    if (!run || this.lost) return undefined;
+    return { seq: ++this.seq, content: run.text, tokens: run.tokens, kind: run.kind };
   }
 
+  /** Writes the buffered runs, a thought's before the reply's (usually one run). */
   private async write(): Promise<void> {
-    const event = this.take();
-    if (!event) return;
-    const { seq, content: text, tokens } = event;
+    for (let event = this.take(); event; event = this.take()) if (!(await this.writeEvent(event))) return;
+  }
+
+  private async writeEvent({ seq, content: text, tokens, kind }: Required<TailEvent>): Promise<boolean> {
     this.lastFlush = Date.now();
     try {
-      const res = await appendEvent(this.o.pool, this.o.turnId, this.o.workerId, seq, "delta", text, tokens);
+      const res = await appendEvent(this.o.pool, this.o.turnId, this.o.workerId, seq, kind, text, tokens);
       if (!res.written) {
         this.lost = true;
         this.stop("lost");
-        return;
+        return false;
       }
-      this.o.bus.notify(Channel.turn, encodeTurnSignal(this.o.turnId, { seq, kind: "delta", content: text }));
+      this.o.bus.notify(Channel.turn, encodeTurnSignal(this.o.turnId, { seq, kind, content: text }));
       if (res.cancelRequested) this.stop("cancelled");
+      return true;
     } catch (err) {
       this.failure = err;
       this.stop("lost");
+      return false;
     }
   }
 
@@ -92,6 +101,11 @@ export class EventWriter {
   async drain(): Promise<TailEvent | undefined> {
     this.cancelTimer();
     await this.inFlight;
+    // All but the last run are written here (a thought still buffered when the reply ended: rare).
+    while (this.runs.filter((r) => r.text).length > 1) {
+      const event = this.take();
+      if (!event || !(await this.writeEvent(event))) return undefined;
+    }
     return this.take();
   }
 

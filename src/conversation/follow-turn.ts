@@ -80,12 +80,12 @@ export class TurnFollower {
         const events = next ? [next] : await eventsAfter(this.deps.pool, this.turnId, seq);
         for (const event of events) {
           seq = event.seq;
-          if (timing && event.kind === "delta") {
+          if (timing && (event.kind === "delta" || event.kind === "reasoning")) {
             timing = false;
             this.deps.firstToken?.((performance.now() - this.createdAt) / 1000);
           }
           yield event;
-          if (event.kind !== "delta") return;
+          if (event.kind === "done" || event.kind === "error") return;
         }
         if (events.length === 0) {
           backoff.idle();

@@ -11,3 +11,6 @@ export const messageItemId = (turnId: string) => `msg_${turnId.replace(/-/g, "")
 
 /** A function_call item's id, from its call id (call_ and 24 characters, run-turn.ts). */
 export const functionCallItemId = (callId: string) => `fc_${callId.replace(/^call_/, "")}`;
+
+/** The reply's reasoning item (a reasoning model's thought): one per response, as its message is. */
+export const reasoningItemId = (turnId: string) => `rs_${turnId.replace(/-/g, "")}`;

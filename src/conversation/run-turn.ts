@@ -13,7 +13,7 @@ import { encodeTurnSignal } from "../jobs/turn-signal.js";
 import { INFERENCE_QUEUE, MEMORY_QUEUE, type RememberTurnJob, sendStatement } from "../jobs/queue.js";
 import type { Recall } from "../memory/recall.js";
 import type { ServerTools } from "../memory/memory-tools.js";
-import type { GenerateResult, Generator, PromptMessage } from "../inference/engine.js";
+import type { GenerateRequest, GenerateResult, Generator, PromptMessage } from "../inference/engine.js";
 import type { GeneratedToolCall } from "../tools/types.js";
 import { formatInstruction } from "../tools/response-format.js";
 import { offeredTools, offersServerTools } from "../tools/offered.js";
@@ -211,9 +211,15 @@ async function generateTurn(
           buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions),
           sofar,
           controller.signal,
-          (text, tokens) => {
-            spoke = true;
-            writer.push(text, tokens);
+          {
+            onText: (text, tokens) => {
+              spoke = true;
+              writer.push(text, tokens);
+            },
+            onReasoning: (text, tokens) => {
+              spoke = true;
+              writer.push(text, tokens, "reasoning");
+            },
           },
         );
       // The request was checked against the context where it arrived (conversation/context-fit.ts);
@@ -261,6 +267,8 @@ async function generateTurn(
       deps.workerId,
       {
         content,
+        reasoning: result.reasoning,
+        reasoningTokens: result.reasoningTokens,
         finishReason,
         promptTokens: result.promptTokens,
         cachedTokens: result.cachedTokens,
@@ -307,7 +315,7 @@ async function generateWithServerTools(
   prompt: PromptMessage[],
   sofar: { text: string; tokens: number },
   signal: AbortSignal,
-  onText: (text: string, tokens: number) => void,
+  { onText, onReasoning }: Pick<GenerateRequest, "onText" | "onReasoning">,
 ): Promise<GenerateResult & { serverToolCalls: ServerToolCall[] }> {
   const clientTools = turn.tools ?? [];
   const clientNames = new Set(clientTools.map((t) => t.name));
@@ -319,6 +327,9 @@ async function generateWithServerTools(
   const serverToolCalls: ServerToolCall[] = [];
   let messages = prompt;
   let text = "";
+  // The thoughts of every generation of the turn, one after another (a thought before a server tool's call, then the answer's).
+  let reasoning = "";
+  let reasoningTokens = 0;
   let completionTokens = 0;
   for (let iteration = 0; ; iteration++) {
     const result = await deps.model.generate({
@@ -341,14 +352,19 @@ async function generateWithServerTools(
       conversation: turn.conversation_id,
       signal,
       onText,
+      onReasoning,
     });
     text += result.text;
+    reasoning += (reasoning && result.reasoning ? "\n\n" : "") + (result.reasoning ?? "");
+    reasoningTokens += result.reasoningTokens ?? 0;
     completionTokens += result.completionTokens;
     const mine = result.toolCalls.filter(isServerCall);
     const theirs = result.toolCalls.filter((c) => !isServerCall(c));
     const done = (finishReason: GenerateResult["finishReason"]) => ({
       ...result,
       text,
+      reasoning,
+      reasoningTokens,
       completionTokens,
       toolCalls: theirs,
       finishReason,

@@ -15,6 +15,8 @@ export interface StreamFrames<Row> {
   opening(): string[];
   /** A piece of the reply's text. */
   text(event: TurnEvent): string[];
+  /** A piece of the model's thought (a reasoning family's), relayed as it comes. */
+  reasoning(event: TurnEvent): string[];
   /** The turn's end, with its row read back (its calls, its usage). */
   end(row: Row, event: TurnEvent): string[];
   /** The turn failed: its error, in the API's shape. */
@@ -49,6 +51,9 @@ export function relayTurn<Row>(c: Context, deps: { log: Logger }, o: RelayOption
         switch (event.kind) {
           case "delta":
             await write(o.frames.text(event));
+            break;
+          case "reasoning":
+            await write(o.frames.reasoning(event));
             break;
           case "done": {
             const row = await o.read(turnId);

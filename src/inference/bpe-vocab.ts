@@ -21,9 +21,9 @@ function byteToUnicode(): string[] {
 }
 
 /** Rank order of every token's bytes (as latin1 strings, so that they can key a Map). */
-function ranks(): string[] {
+function ranks(bpeRanks: string): string[] {
   const byRank: string[] = [];
-  for (const line of cl100k.bpe_ranks.split("\n")) {
+  for (const line of bpeRanks.split("\n")) {
     if (!line) continue;
     const [, offset, ...tokens] = line.split(" ");
     const base = Number.parseInt(offset!, 10);
@@ -61,19 +61,25 @@ export interface BpeVocab extends Vocab {
  * cl100k_base (100,256 tokens), its special tokens at their ids, reserved ids filled, then
  * ChatML's two control tokens. The random model is steered to printable ASCII tokens.
  */
-export function buildCl100kVocab(): BpeVocab {
-  const byRank = ranks();
+/** A tiktoken vocabulary's ranks as GGUF's byte-level BPE: tokens spelled in GPT-2's alphabet, and merges. */
+export function tiktokenAsBpe(bpeRanks: string): { byRank: string[]; tokens: string[]; merges: string[] } {
+  const byRank = ranks(bpeRanks);
   const rankOf = new Map(byRank.map((bytes, rank) => [bytes, rank]));
   const unicode = byteToUnicode();
   const spell = (bytes: string) => [...bytes].map((c) => unicode[c.charCodeAt(0)]).join("");
   const tokens = byRank.map(spell);
-  const types: number[] = tokens.map(() => TokenType.NORMAL);
   const merges: string[] = [];
   byRank.forEach((bytes, rank) => {
     if (bytes.length < 2) return;
     const pair = lastMerge(bytes, rankOf, rank);
     if (pair) merges.push(`${spell(pair[0])} ${spell(pair[1])}`);
   });
+  return { byRank, tokens, merges };
+}
+
+export function buildCl100kVocab(): BpeVocab {
+  const { byRank, tokens, merges } = tiktokenAsBpe(cl100k.bpe_ranks);
+  const types: number[] = tokens.map(() => TokenType.NORMAL);
   const special = (id: number, text: string) => {
     while (tokens.length < id) {
       types.push(TokenType.CONTROL);

@@ -2,7 +2,7 @@ import { basename } from "node:path";
 import type { Config } from "../config.js";
 import type { Logger } from "../log.js";
 import { LlamaEngine } from "./llama-engine.js";
-import { loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
+import { isGenerated, loadLlama, loadModelFile, resolveModelPath } from "./load-model.js";
 import { chooseParallel } from "./choose-parallel.js";
 import { unusedGpuBuild } from "./gpu-builds.js";
 
@@ -42,7 +42,7 @@ export async function createLlamaEngine(
   const engine = await LlamaEngine.create({
     llama,
     model,
-    modelName: config.model === "tiny" || config.model === "tiny-agent" ? config.model : basename(path),
+    modelName: isGenerated(config.model) ? config.model : basename(path),
     threads: config.threads,
     contextSize: config.contextSize,
     batchSize: config.batchSize,

@@ -28,6 +28,8 @@ export interface GenerateRequest {
   signal?: AbortSignal;
   /** Called with each piece of decoded text, in order, and the tokens generated since the last call. */
   onText?: (text: string, tokens: number) => void;
+  /** Called with each piece of the model's thought (a reasoning family's, as its chat wrapper marks it), as onText is with the reply. */
+  onReasoning?: (text: string, tokens: number) => void;
   /** Function tools the model may call (never executed by the engine). */
   tools?: readonly ToolSpec[] | undefined;
   /** Default "auto" when tools are given. */
@@ -56,6 +58,10 @@ export type GenerateFinish = "stop" | "length" | "cancelled" | "tool_calls";
 export interface GenerateResult {
   /** The new text (not including `partialResponse`). */
   text: string;
+  /** The model's thought, apart from the text; empty where it had none. */
+  reasoning?: string | undefined;
+  /** Of the completion tokens, those of the thought. */
+  reasoningTokens?: number | undefined;
   finishReason: GenerateFinish;
   promptTokens: number;
   /** Of the prompt's tokens, how many the model had already read (its slot held them), where the engine knows. */

@@ -9,6 +9,7 @@ import {
   type ChatWrapperGeneratedContextState,
   type Llama,
   LlamaChat,
+  type LlamaChatResponseChunk,
   type LlamaContext,
   type LlamaGrammar,
   type LlamaModel,
@@ -46,6 +47,12 @@ export interface LlamaEngineOptions {
   promptCacheBytes?: number | undefined;
   /** Where the kept states' folder is made (the system's temporary folder unless given). */
   promptCacheParent?: string | undefined;
+  /**
+   * Tests only, never set from configuration: the exact text the model is held to write for a
+   * request (by a grammar that allows nothing else), in the family's own syntax, so that the
+   * wrapper's parsing of thoughts and calls meets what a real model writes. Undefined: sampled.
+   */
+  forcedReply?: ((request: GenerateRequest) => string | undefined) | undefined;
 }
 
 /** What the prompt cache did: states saved, loaded into a slot, and saves or loads that failed. */
@@ -407,12 +414,18 @@ export class LlamaEngine implements InferenceEngine {
     let read = false;
     let unreported = 0;
     let text = "";
+    let reasoning = "";
+    let reasoningTokens = 0;
     // A forced call ends when its arguments are a whole JSON object: a model that does not
     // write the wrapper's closing syntax after them (a random one) would otherwise go on.
     const calls: { name: string; params: string; complete: boolean }[] = [];
     const callDone = new AbortController();
     const signal = request.signal ? AbortSignal.any([request.signal, callDone.signal]) : callDone.signal;
     slot.forcing = forced;
+    const forcedText = this.options.forcedReply?.(request);
+    // The grammar ends with the JSON, but a model may pad it with whitespace to max_tokens: a whole value ends the reply.
+    const grammar =
+      forcedText === undefined && !functions && request.responseFormat ? await this.grammarFor(request.responseFormat) : undefined;
     try {
       const common = {
         ...this.sampling(request),
@@ -433,13 +446,24 @@ export class LlamaEngine implements InferenceEngine {
           completionTokens += tokens.length;
           unreported += tokens.length;
         },
-        onTextChunk: (chunk: string) => {
-          text += chunk;
-          request.onText?.(chunk, unreported);
+        // The family's chat wrapper marks a thought (Qwen3's and DeepSeek's <think>, Gemma 4's
+        // and Harmony's thought channels) as a segment: it is the reasoning, never the text.
+        onResponseChunk: (chunk: LlamaChatResponseChunk) => {
+          if (chunk.type === "segment" && chunk.segmentType === "thought") {
+            // node-llama-cpp's onToken reports none of a segment's tokens: the thought's are counted from its text.
+            const tokens = chunk.text ? this.countTokens(chunk.text) : 0;
+            reasoning += chunk.text;
+            reasoningTokens += tokens;
+            if (chunk.text) request.onReasoning?.(chunk.text, tokens);
+          } else {
+            text += chunk.text;
+            if (chunk.text || unreported) request.onText?.(chunk.text, unreported);
+            if (grammar && wholeJsonValue(text)) callDone.abort();
+          }
           unreported = 0;
         },
       };
-      const grammar = !functions && request.responseFormat ? await this.grammarFor(request.responseFormat) : undefined;
+
       const generation = functions
         ? slot.chat.generateResponse(history, {
             ...common,
@@ -456,16 +480,7 @@ export class LlamaEngine implements InferenceEngine {
           })
         : slot.chat.generateResponse(history, {
             ...common,
-            ...(grammar
-              ? {
-                  grammar,
-                  onTextChunk: (chunk: string) => {
-                    common.onTextChunk(chunk);
-                    // The grammar ends with the JSON, but a model may pad it with whitespace to max_tokens.
-                    if (wholeJsonValue(text)) callDone.abort();
-                  },
-                }
-              : {}),
+            ...(grammar ? { grammar } : forcedText !== undefined ? { grammar: await this.textGrammar(forcedText) } : {}),
           });
       // Stopping a forced call once its arguments are whole throws node-llama-cpp's abort
       // (nothing was generated as text); the call is what was wanted.
@@ -480,6 +495,7 @@ export class LlamaEngine implements InferenceEngine {
       // node-llama-cpp reports no tokens while it writes a call: count the call's own.
       if (toolCalls.length && completionTokens === 0)
         completionTokens = calls.reduce((n, c) => n + this.countTokens(`${c.name}${c.params}`), 0);
+      completionTokens += reasoningTokens;
       const reason = result?.metadata.stopReason;
       // Stopped by max_tokens, the model made exactly that many tokens; node-llama-cpp drops
       // (and never reports) a last token it was holding back as the possible start of a stop
@@ -492,7 +508,7 @@ export class LlamaEngine implements InferenceEngine {
           : request.signal?.aborted || (reason === "abort" && !callDone.signal.aborted)
             ? "cancelled"
             : "stop";
-      return { text, finishReason, promptTokens, cachedTokens, completionTokens, toolCalls };
+      return { text, reasoning, reasoningTokens, finishReason, promptTokens, cachedTokens, completionTokens, toolCalls };
     } finally {
       slot.forcing = false;
     }
@@ -526,6 +542,11 @@ export class LlamaEngine implements InferenceEngine {
       out.tokenBias = bias;
     }
     return out;
+  }
+
+  /** A grammar that allows only `text`: the model writes it token by token, and the family's wrapper parses it as it would a real model's. */
+  private textGrammar(text: string): Promise<LlamaGrammar> {
+    return this.options.llama.createGrammar({ grammar: `root ::= ${JSON.stringify(text)}` });
   }
 
   /** The grammar for a response format, made once per schema (making one costs milliseconds). */

@@ -7,6 +7,8 @@ import type { Logger } from "../log.js";
 import { TINY_AGENT_SHAPE, TINY_SHAPE, writeRandomModel } from "./random-model.js";
 import { UserError } from "../errors.js";
 import { cacheModelTokenizer } from "./token-cache.js";
+import { type Family, familyNamed, familyNames } from "./families/families.js";
+import { writeFamilyModel } from "./families/family-model.js";
 
 /**
  * node-llama-cpp, loaded when a model is first resolved or loaded: a process that only serves
@@ -25,8 +27,20 @@ const GENERATED = {
   tiny: { file: TINY_MODEL_FILE, shape: TINY_SHAPE },
   "tiny-agent": { file: "psyche-tiny-agent.gguf", shape: TINY_AGENT_SHAPE },
 } as const;
-/** `tiny` or `tiny-agent`: made here, never downloaded. */
-export const isGenerated = (spec: string): spec is keyof typeof GENERATED => Object.hasOwn(GENERATED, spec);
+/** `tiny`, `tiny-agent` or `tiny-<family>` (inference/families/families.ts): made here, never downloaded. */
+export const isGenerated = (spec: string): boolean => Object.hasOwn(GENERATED, spec) || familyOf(spec) !== undefined;
+
+/** The family a `tiny-<family>` spec names. */
+export const familyOf = (spec: string): Family | undefined => (spec.startsWith("tiny-") ? familyNamed(spec.slice(5)) : undefined);
+
+/** A family's test model in the data directory: made on first use (seconds), written whole or not at all. */
+export async function ensureFamilyModel(dataDir: string, family: Family): Promise<string> {
+  const dir = join(dataDir, "models");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `psyche-tiny-${family.name}.gguf`);
+  if (!existsSync(path)) await writeFamilyModel(path, family, join(dataDir, "cache"));
+  return path;
+}
 
 /** Where a generated model lives: made on first use, deterministic, written whole or not at all. */
 export function ensureTinyModel(dataDir: string, kind: keyof typeof GENERATED = "tiny"): string {
@@ -79,7 +93,9 @@ export async function localModelCopy(spec: string, dataDir: string, endpoint?: s
  * into the data directory, else downloaded now, saying what and from where, within `limit`.
  */
 export async function resolveModelPath(spec: string, dataDir: string, opts: DownloadOptions = {}): Promise<string> {
-  if (isGenerated(spec)) return ensureTinyModel(dataDir, spec);
+  const family = familyOf(spec);
+  if (family) return ensureFamilyModel(dataDir, family);
+  if (spec === "tiny" || spec === "tiny-agent") return ensureTinyModel(dataDir, spec);
   if (isRemote(spec)) {
     const local = await localModelCopy(spec, dataDir, opts.endpoint);
     if (local) return local;
@@ -87,7 +103,9 @@ export async function resolveModelPath(spec: string, dataDir: string, opts: Down
   }
   const path = resolve(spec);
   if (!existsSync(path)) {
-    throw new ModelError(`model file not found: ${path}. Pass --model with a .gguf file, an hf: URI, or tiny (tiny-agent)`);
+    throw new ModelError(
+      `model file not found: ${path}. Pass --model with a .gguf file, an hf: URI, tiny, tiny-agent or tiny-<family> (${familyNames().join(", ")})`,
+    );
   }
   return path;
 }
@@ -176,7 +194,7 @@ export async function loadModelFile(llama: Llama, path: string): Promise<LlamaMo
  */
 export async function loadTokenizer(spec: string, dataDir: string, log: Logger): Promise<((text: string) => number) | undefined> {
   const path = isGenerated(spec)
-    ? ensureTinyModel(dataDir, spec)
+    ? await resolveModelPath(spec, dataDir)
     : isRemote(spec)
       ? await localModelCopy(spec, dataDir)
       : existsSync(resolve(spec))

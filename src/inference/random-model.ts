@@ -108,7 +108,18 @@ function ones(name: string, n: number): TensorSpec {
   return { name, dims: [n], type: GgmlType.F32, data: () => encodeRows(new Float32Array(n).fill(1), GgmlType.F32) };
 }
 
-export function randomModelTensors(shape: RandomModelShape, vocab: Vocab, seed: number): TensorSpec[] {
+/** What the weights need of a vocabulary: its size, the token that ends a turn, the tokens steered away from. */
+export type WeightsVocab = Pick<Vocab, "tokens" | "eosId" | "discouraged">;
+
+/** GGUF architectures the generated models come in: llama's tensors, and qwen3's norms of queries and keys. */
+export type RandomArchitecture = "llama" | "qwen2" | "qwen3";
+
+export function randomModelTensors(
+  shape: RandomModelShape,
+  vocab: WeightsVocab,
+  seed: number,
+  architecture: RandomArchitecture = "llama",
+): TensorSpec[] {
   const rand = makeRandom(seed);
   const n = shape.embedding;
   const headDim = n / shape.heads;
@@ -137,6 +148,7 @@ export function randomModelTensors(shape: RandomModelShape, vocab: Vocab, seed: 
       matrix(`${p}.attn_k.weight`, n, kvDim, t, gaussianRow(1 / Math.sqrt(n))),
       matrix(`${p}.attn_v.weight`, n, kvDim, t, gaussianRow(1 / Math.sqrt(n))),
       matrix(`${p}.attn_output.weight`, n, n, t, skipDimZero(0.5 / Math.sqrt(n))),
+      ...(architecture === "qwen3" ? [ones(`${p}.attn_q_norm.weight`, headDim), ones(`${p}.attn_k_norm.weight`, headDim)] : []),
       ones(`${p}.ffn_norm.weight`, n),
       matrix(`${p}.ffn_gate.weight`, n, shape.feedForward, t, gaussianRow(1 / Math.sqrt(n))),
       matrix(`${p}.ffn_up.weight`, n, shape.feedForward, t, gaussianRow(1 / Math.sqrt(n))),
@@ -173,23 +185,37 @@ function tokenizerMetadata(vocab: Vocab | BpeVocab): Record<string, MetadataValu
   };
 }
 
-export function randomModelMetadata(shape: RandomModelShape, vocab: Vocab): Record<string, MetadataValue> {
+/** The architecture's hyperparameters, under its own prefix (llama.cpp reads `<architecture>.context_length` and so on). */
+export function architectureMetadata(
+  architecture: RandomArchitecture,
+  shape: RandomModelShape,
+  vocabSize: number,
+): Record<string, MetadataValue> {
   const headDim = shape.embedding / shape.heads;
+  const a = architecture;
   return {
-    "general.architecture": { type: "string", value: "llama" },
-    "general.name": { type: "string", value: shape.name },
+    "general.architecture": { type: "string", value: a },
     "general.file_type": { type: "u32", value: shape.matrixType === GgmlType.Q8_0 ? 7 : 0 },
     "general.alignment": { type: "u32", value: 32 },
-    "llama.context_length": { type: "u32", value: shape.contextLength },
-    "llama.embedding_length": { type: "u32", value: shape.embedding },
-    "llama.block_count": { type: "u32", value: shape.layers },
-    "llama.feed_forward_length": { type: "u32", value: shape.feedForward },
-    "llama.rope.dimension_count": { type: "u32", value: headDim },
-    "llama.attention.head_count": { type: "u32", value: shape.heads },
-    "llama.attention.head_count_kv": { type: "u32", value: shape.kvHeads },
-    "llama.attention.layer_norm_rms_epsilon": { type: "f32", value: 1e-5 },
-    "llama.rope.freq_base": { type: "f32", value: 10000 },
-    "llama.vocab_size": { type: "u32", value: vocab.tokens.length },
+    [`${a}.context_length`]: { type: "u32", value: shape.contextLength },
+    [`${a}.embedding_length`]: { type: "u32", value: shape.embedding },
+    [`${a}.block_count`]: { type: "u32", value: shape.layers },
+    [`${a}.feed_forward_length`]: { type: "u32", value: shape.feedForward },
+    [`${a}.rope.dimension_count`]: { type: "u32", value: headDim },
+    [`${a}.attention.head_count`]: { type: "u32", value: shape.heads },
+    [`${a}.attention.head_count_kv`]: { type: "u32", value: shape.kvHeads },
+    [`${a}.attention.key_length`]: { type: "u32", value: headDim },
+    [`${a}.attention.value_length`]: { type: "u32", value: headDim },
+    [`${a}.attention.layer_norm_rms_epsilon`]: { type: "f32", value: 1e-5 },
+    [`${a}.rope.freq_base`]: { type: "f32", value: 10000 },
+    [`${a}.vocab_size`]: { type: "u32", value: vocabSize },
+  };
+}
+
+export function randomModelMetadata(shape: RandomModelShape, vocab: Vocab): Record<string, MetadataValue> {
+  return {
+    ...architectureMetadata("llama", shape, vocab.tokens.length),
+    "general.name": { type: "string", value: shape.name },
     ...tokenizerMetadata(vocab),
     "tokenizer.ggml.bos_token_id": { type: "u32", value: vocab.bosId },
     "tokenizer.ggml.eos_token_id": { type: "u32", value: vocab.eosId },

@@ -8,7 +8,7 @@ const MAX_CARRIED = 3000;
 
 const TurnSignalSchema = z.object({
   t: z.string(),
-  e: z.object({ seq: z.number().int(), kind: z.enum(["delta", "done", "error"]), content: z.string() }).optional(),
+  e: z.object({ seq: z.number().int(), kind: z.enum(["delta", "reasoning", "done", "error"]), content: z.string() }).optional(),
 });
 
 export function encodeTurnSignal(turnId: string, event?: TurnEvent): string {

@@ -1,6 +1,7 @@
 import type { Queryable } from "../pool.js";
 
-export type TurnEventKind = "delta" | "done" | "error";
+/** "delta": the reply's text; "reasoning": the model's thought (a reasoning family's); then "done" or "error" closes. */
+export type TurnEventKind = "delta" | "reasoning" | "done" | "error";
 
 export interface TurnEvent {
   seq: number;

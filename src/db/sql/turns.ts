@@ -26,6 +26,9 @@ export interface Turn {
   worker_id: string | null;
   attempts: number;
   content: string | null;
+  /** A reasoning model's thought, apart from its content (migrations/000026_reasoning.sql); null where it had none. */
+  reasoning: string | null;
+  reasoning_tokens: number | null;
   finish_reason: FinishReason | null;
   prompt_tokens: number | null;
   completion_tokens: number | null;
@@ -52,7 +55,7 @@ export interface Turn {
 
 /** The columns of a Turn, read from `t`. */
 const TURN_COLUMNS = `t.id, t.conversation_id, t.status, t.model, t.temperature, t.top_p, t.top_k, t.max_tokens, t.seed, t.stop,
-  t.stream, t.job_id, t.worker_id, t.attempts, t.content, t.finish_reason, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
+  t.stream, t.job_id, t.worker_id, t.attempts, t.content, t.reasoning, t.reasoning_tokens, t.finish_reason, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
   t.error, t.cancel_requested_at, t.created_at, t.started_at, t.finished_at, t.prompt_end_position, t.tools, t.tool_choice,
   t.tool_calls, t.parallel_tool_calls, t.response_format, t.presence_penalty, t.frequency_penalty, t.logit_bias, t.instructions`;
 
@@ -229,10 +232,15 @@ export interface TailEvent {
   seq: number;
   content: string;
   tokens: number;
+  /** Default "delta": the reply's text. */
+  kind?: "delta" | "reasoning";
 }
 
 export interface TurnResult {
   content: string;
+  /** The thought, where the model had one. */
+  reasoning?: string | undefined;
+  reasoningTokens?: number | undefined;
   finishReason: FinishReason;
   promptTokens: number;
   completionTokens: number;
@@ -279,7 +287,8 @@ export async function finishTurn(
     sql`with ${memoryJob ? sql`job as (${foreign(memoryJob)}),` : empty}
        fin as (
          update turns set status = case when ${r.finishReason} = 'cancelled' then 'cancelled' else 'done' end,
-                content = ${r.content}, finish_reason = ${r.finishReason}, prompt_tokens = ${r.promptTokens},
+                content = ${r.content}, reasoning = ${r.reasoning || null}, reasoning_tokens = ${r.reasoning ? (r.reasoningTokens ?? 0) : null}::int,
+                finish_reason = ${r.finishReason}, prompt_tokens = ${r.promptTokens},
                 completion_tokens = ${r.completionTokens}, tool_calls = ${r.toolCalls?.length ? JSON.stringify(r.toolCalls) : null}::jsonb,
                 server_tool_calls = ${r.serverToolCalls?.length ? JSON.stringify(r.serverToolCalls) : null}::jsonb,
                 cached_tokens = ${r.cachedTokens ?? null}, finished_at = now()
@@ -295,7 +304,7 @@ export async function finishTurn(
          tail
            ? sql`tail as (
          insert into turn_events (turn_id, seq, kind, content, tokens)
-         select f.id, ${tail.seq}::int, 'delta', ${tail.content}, ${tail.tokens}::int from fin f
+         select f.id, ${tail.seq}::int, ${tail.kind ?? "delta"}, ${tail.content}, ${tail.tokens}::int from fin f
          returning seq),`
            : empty
        }

@@ -15,6 +15,8 @@ export interface Usage {
   total_tokens: number;
   /** Prompt tokens the model had already read (its slot held them), where known. */
   prompt_tokens_details?: { cached_tokens: number };
+  /** Of the completion tokens, the thought's (a reasoning model's). */
+  completion_tokens_details?: { reasoning_tokens: number };
 }
 
 export type OpenAiFinish = "stop" | "length" | "tool_calls";
@@ -42,12 +44,25 @@ export function usageChunk(base: ChunkBase, usage: Usage) {
   return { ...chunkOf(base), choices: [], usage };
 }
 
-export const usageOf = (promptTokens: number | null, completionTokens: number | null, cachedTokens?: number | null): Usage => ({
+export const usageOf = (
+  promptTokens: number | null,
+  completionTokens: number | null,
+  cachedTokens?: number | null,
+  reasoningTokens?: number | null,
+): Usage => ({
   prompt_tokens: promptTokens ?? 0,
   completion_tokens: completionTokens ?? 0,
   total_tokens: (promptTokens ?? 0) + (completionTokens ?? 0),
   ...(cachedTokens != null ? { prompt_tokens_details: { cached_tokens: cachedTokens } } : {}),
+  ...(reasoningTokens != null ? { completion_tokens_details: { reasoning_tokens: reasoningTokens } } : {}),
 });
+
+/** A turn's usage, its thought's tokens among its completion's. */
+export const turnUsage = (turn: Turn): Usage =>
+  usageOf(turn.prompt_tokens, turn.completion_tokens, turn.cached_tokens, turn.reasoning_tokens);
+
+/** The thought, as llama-server and DeepSeek's API return it beside the content: only where there is one. */
+const reasoningOf = (turn: Turn) => (turn.reasoning ? { reasoning_content: turn.reasoning } : {});
 
 /** A finished turn as a chat.completion; `psyche` says where it is stored, and what its reply breaks. */
 export function chatCompletion(turn: Turn, base: ChunkBase) {
@@ -61,13 +76,19 @@ export function chatCompletion(turn: Turn, base: ChunkBase) {
       {
         index: 0,
         message: turn.tool_calls?.length
-          ? { role: "assistant", content: turn.content || null, refusal: null, tool_calls: toolCallsJson(turn.tool_calls) }
-          : { role: "assistant", content: turn.content ?? "", refusal: null },
+          ? {
+              role: "assistant",
+              content: turn.content || null,
+              ...reasoningOf(turn),
+              refusal: null,
+              tool_calls: toolCallsJson(turn.tool_calls),
+            }
+          : { role: "assistant", content: turn.content ?? "", ...reasoningOf(turn), refusal: null },
         logprobs: null,
         finish_reason: openAiFinish(turn.finish_reason),
       },
     ],
-    usage: usageOf(turn.prompt_tokens, turn.completion_tokens, turn.cached_tokens),
+    usage: turnUsage(turn),
     psyche: { conversation_id: turn.conversation_id, turn_id: turn.id, ...replyReport(turn) },
   };
 }

@@ -6,7 +6,7 @@ import type { Turn } from "../../db/sql/turns.js";
 import type { StreamFrames } from "../relay-turn.js";
 import { sseEvent } from "../sse.js";
 import { replyReport } from "../tools.js";
-import { chunk, type ChunkBase, openAiFinish, usageChunk, usageOf } from "./render.js";
+import { chunk, type ChunkBase, openAiFinish, turnUsage, usageChunk } from "./render.js";
 
 export interface ChatStreamOptions {
   base: ChunkBase;
@@ -22,6 +22,8 @@ export function chatStreamFrames(o: ChatStreamOptions): StreamFrames<Turn> {
   return {
     opening: () => (o.announceRole ? [sseEvent(chunk(o.base, { role: "assistant", content: "" }))] : []),
     text: (event) => [sseEvent(chunk(o.base, { content: event.content }), event.seq)],
+    // llama-server's and DeepSeek's field for a thought as it streams; clients that know it show it as thinking.
+    reasoning: (event) => [sseEvent(chunk(o.base, { reasoning_content: event.content }), event.seq)],
     end(turn, event) {
       const finish = openAiFinish(event.content as Turn["finish_reason"]);
       const calls = finish === "tool_calls" ? (turn.tool_calls ?? []) : [];
@@ -33,7 +35,7 @@ export function chatStreamFrames(o: ChatStreamOptions): StreamFrames<Turn> {
           sseEvent(chunk(o.base, { tool_calls: [{ index, function: { arguments: call.arguments } }] })),
         ]),
         sseEvent({ ...chunk(o.base, {}, finish), ...(Object.keys(report).length ? { psyche: report } : {}) }, event.seq),
-        ...(o.includeUsage ? [sseEvent(usageChunk(o.base, usageOf(turn.prompt_tokens, turn.completion_tokens, turn.cached_tokens)))] : []),
+        ...(o.includeUsage ? [sseEvent(usageChunk(o.base, turnUsage(turn)))] : []),
         sseEvent("[DONE]"),
       ];
     },

@@ -24,11 +24,21 @@ export function toolUseBlock(call: ToolCall) {
   return { type: "tool_use" as const, id: call.id, name: call.name, input };
 }
 
-/** The content blocks: the text (even empty, when there is nothing else), then each tool call. */
-export function contentBlocks(turn: Pick<Turn, "content" | "finish_reason" | "tool_calls">) {
+/**
+ * A thinking block's signature: Anthropic's is opaque and checked by its API; Psyche's says the
+ * thought is Psyche's own, and which turn thought it. A client sends it back with the thought.
+ */
+export const thinkingSignature = (turnId: string) => `psyche.${turnId}`;
+
+/** The content blocks: the thought where there is one, the text (even empty, when there is nothing else), then each tool call. */
+export function contentBlocks(turn: Pick<Turn, "id" | "content" | "reasoning" | "finish_reason" | "tool_calls">) {
   const calls = turn.finish_reason === "tool_calls" ? (turn.tool_calls ?? []) : [];
   const text = turn.content ?? "";
-  return [...(text || calls.length === 0 ? [{ type: "text" as const, text }] : []), ...calls.map(toolUseBlock)];
+  return [
+    ...(turn.reasoning ? [{ type: "thinking" as const, thinking: turn.reasoning, signature: thinkingSignature(turn.id) }] : []),
+    ...(text || calls.length === 0 ? [{ type: "text" as const, text }] : []),
+    ...calls.map(toolUseBlock),
+  ];
 }
 
 /**

@@ -1,17 +1,28 @@
 // A turn's events as Anthropic's event stream (http/relay-turn.ts relays them): message_start, a
-// text block (content_block_start, text_delta..., content_block_stop), a tool_use block per call
+// thinking block where the model thought (thinking_delta..., its signature), a text block (content_block_start, text_delta..., content_block_stop), a tool_use block per call
 // (input_json_delta), then message_delta with the stop reason and usage, and message_stop.
 import type { Turn } from "../../db/sql/turns.js";
 import type { StreamFrames } from "../relay-turn.js";
 import { namedEvent as frame } from "../sse.js";
-import { anthropicUsage, messageId, stopReason, toolUseBlock } from "./render.js";
+import { anthropicUsage, messageId, stopReason, thinkingSignature, toolUseBlock } from "./render.js";
 
 export function messageStreamFrames(o: { turnId: string; model: string; inputTokens: number }): StreamFrames<Turn> {
   let index = 0;
   let textOpen = false;
+  let thinkingOpen = false;
+  let textSeen = false;
   const openText = () => {
     textOpen = true;
     return frame("content_block_start", { index, content_block: { type: "text", text: "" } });
+  };
+  /** Ends an open thinking block, with its signature, as Anthropic's stream does. */
+  const closeThinking = () => {
+    if (!thinkingOpen) return [];
+    thinkingOpen = false;
+    return [
+      frame("content_block_delta", { index, delta: { type: "signature_delta", signature: thinkingSignature(o.turnId) } }),
+      frame("content_block_stop", { index: index++ }),
+    ];
   };
   return {
     opening: () => [
@@ -29,15 +40,31 @@ export function messageStreamFrames(o: { turnId: string; model: string; inputTok
       }),
       frame("ping", {}),
     ],
+    reasoning(event) {
+      const frames: string[] = [];
+      // A thought after text (a later generation's, around a server tool): its own block after the text's.
+      if (textOpen) {
+        textOpen = false;
+        textSeen = true;
+        frames.push(frame("content_block_stop", { index: index++ }));
+      }
+      if (!thinkingOpen) {
+        thinkingOpen = true;
+        frames.push(frame("content_block_start", { index, content_block: { type: "thinking", thinking: "" } }));
+      }
+      frames.push(frame("content_block_delta", { index, delta: { type: "thinking_delta", thinking: event.content } }));
+      return frames;
+    },
     text: (event) => [
+      ...closeThinking(),
       ...(textOpen ? [] : [openText()]),
       frame("content_block_delta", { index, delta: { type: "text_delta", text: event.content } }),
     ],
     end(turn) {
-      const frames: string[] = [];
+      const frames: string[] = [...closeThinking()];
       const calls = turn.finish_reason === "tool_calls" ? (turn.tool_calls ?? []) : [];
       // An empty reply without calls is still a text block, as the message object has it.
-      if (!textOpen && calls.length === 0) frames.push(openText());
+      if (!textOpen && !textSeen && calls.length === 0) frames.push(openText());
       if (textOpen) frames.push(frame("content_block_stop", { index: index++ }));
       for (const call of calls) {
         const block = toolUseBlock(call);

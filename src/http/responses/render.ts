@@ -3,7 +3,7 @@ import type { ResponseRow } from "../../db/sql/responses.js";
 import type { ResponseFormat } from "../../tools/response-format.js";
 import type { ToolChoice, ToolSpec } from "../../tools/types.js";
 import { replyReport } from "../tools.js";
-import { functionCallItemId, messageItemId, responseId } from "../../conversation/response-ids.js";
+import { functionCallItemId, messageItemId, reasoningItemId, responseId } from "../../conversation/response-ids.js";
 
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "cancelled" | "failed";
 
@@ -13,6 +13,15 @@ export const messageItem = (turnId: string, text: string, status: "in_progress" 
   status,
   role: "assistant" as const,
   content: status === "completed" ? [outputText(text)] : [],
+});
+
+/** The thought as a reasoning item, its text as open-weight servers return it (reasoning_text), no summary. */
+export const reasoningItem = (turnId: string, text: string, status: "in_progress" | "completed" = "completed") => ({
+  type: "reasoning" as const,
+  id: reasoningItemId(turnId),
+  status,
+  summary: [],
+  content: status === "completed" ? [{ type: "reasoning_text" as const, text }] : [],
 });
 
 export const outputText = (text: string) => ({ type: "output_text" as const, text, annotations: [], logprobs: [] });
@@ -44,11 +53,15 @@ export function responseStatus(row: Pick<ResponseRow, "status" | "finish_reason"
   }
 }
 
-/** The reply's output items: its text as a message (unless it is only tool calls), then each call. */
-export function outputItems(row: Pick<ResponseRow, "id" | "content" | "tool_calls" | "finish_reason">) {
+/** The reply's output items: its thought where it had one, its text as a message (unless it is only tool calls), then each call. */
+export function outputItems(row: Pick<ResponseRow, "id" | "content" | "reasoning" | "tool_calls" | "finish_reason">) {
   const calls = row.finish_reason === "tool_calls" ? (row.tool_calls ?? []) : [];
   const text = row.content ?? "";
-  return [...(text !== "" || calls.length === 0 ? [messageItem(row.id, text)] : []), ...calls.map((c) => functionCallItem(c))];
+  return [
+    ...(row.reasoning ? [reasoningItem(row.id, row.reasoning)] : []),
+    ...(text !== "" || calls.length === 0 ? [messageItem(row.id, text)] : []),
+    ...calls.map((c) => functionCallItem(c)),
+  ];
 }
 
 const toolJson = (t: ToolSpec) => ({
@@ -102,7 +115,7 @@ export function responseObject(row: ResponseRow, live = false) {
           input_tokens: row.prompt_tokens ?? 0,
           input_tokens_details: { cached_tokens: row.cached_tokens ?? 0 },
           output_tokens: row.completion_tokens ?? 0,
-          output_tokens_details: { reasoning_tokens: 0 },
+          output_tokens_details: { reasoning_tokens: row.reasoning_tokens ?? 0 },
           total_tokens: (row.prompt_tokens ?? 0) + (row.completion_tokens ?? 0),
         }
       : null,

@@ -3,10 +3,10 @@
 // (GET /v1/responses/{id}?stream=true) numbers them the same, and `starting_after` resumes after
 // any of them from any web process.
 import type { ResponseRow } from "../../db/sql/responses.js";
-import { messageItemId } from "../../conversation/response-ids.js";
+import { messageItemId, reasoningItemId } from "../../conversation/response-ids.js";
 import type { StreamFrames } from "../relay-turn.js";
 import { namedEvent as frame } from "../sse.js";
-import { functionCallItem, messageItem, outputText, responseObject } from "./render.js";
+import { functionCallItem, messageItem, outputText, reasoningItem, responseObject } from "./render.js";
 
 export interface ResponseStreamOptions {
   /** The response as it was created, for the opening events. */
@@ -27,10 +27,22 @@ export function responseStreamFrames(o: ResponseStreamOptions): StreamFrames<Res
   const live = responseObject(o.row, true);
   let text = "";
   let opened = false;
+  /** The output items before the message's: the reasoning item, where the model thought first. */
+  let before = 0;
+  let thought = "";
+  let thinking = false;
+  const reasoningId = reasoningItemId(turnId);
+  const closeReasoning = (frames: string[]) => {
+    if (!thinking) return;
+    thinking = false;
+    emit(frames, "response.reasoning_text.done", { item_id: reasoningId, output_index: 0, content_index: 0, text: thought });
+    emit(frames, "response.output_item.done", { output_index: 0, item: reasoningItem(turnId, thought) });
+  };
   const openMessage = (frames: string[]) => {
+    closeReasoning(frames);
     opened = true;
-    emit(frames, "response.output_item.added", { output_index: 0, item: messageItem(turnId, "", "in_progress") });
-    emit(frames, "response.content_part.added", { item_id: itemId, output_index: 0, content_index: 0, part: outputText("") });
+    emit(frames, "response.output_item.added", { output_index: before, item: messageItem(turnId, "", "in_progress") });
+    emit(frames, "response.content_part.added", { item_id: itemId, output_index: before, content_index: 0, part: outputText("") });
   };
   return {
     opening() {
@@ -39,13 +51,26 @@ export function responseStreamFrames(o: ResponseStreamOptions): StreamFrames<Res
       emit(frames, "response.in_progress", { response: live });
       return frames;
     },
+    // One reasoning item, before the message: a thought that comes after text (around a server tool) is kept with the turn, not streamed.
+    reasoning(event) {
+      const frames: string[] = [];
+      if (opened) return frames;
+      if (!thinking) {
+        thinking = true;
+        before = 1;
+        emit(frames, "response.output_item.added", { output_index: 0, item: reasoningItem(turnId, "", "in_progress") });
+      }
+      thought += event.content;
+      emit(frames, "response.reasoning_text.delta", { item_id: reasoningId, output_index: 0, content_index: 0, delta: event.content });
+      return frames;
+    },
     text(event) {
       const frames: string[] = [];
       if (!opened) openMessage(frames);
       text += event.content;
       emit(frames, "response.output_text.delta", {
         item_id: itemId,
-        output_index: 0,
+        output_index: before,
         content_index: 0,
         delta: event.content,
         logprobs: [],
@@ -54,17 +79,18 @@ export function responseStreamFrames(o: ResponseStreamOptions): StreamFrames<Res
     },
     end(row) {
       const frames: string[] = [];
+      closeReasoning(frames);
       const final = responseObject(row);
       const calls = row.finish_reason === "tool_calls" ? (row.tool_calls ?? []) : [];
       // An empty reply without calls is still a message item, as render.ts's output has it.
       if (!opened && calls.length === 0) openMessage(frames);
       if (opened) {
-        emit(frames, "response.output_text.done", { item_id: itemId, output_index: 0, content_index: 0, text, logprobs: [] });
-        emit(frames, "response.content_part.done", { item_id: itemId, output_index: 0, content_index: 0, part: outputText(text) });
-        emit(frames, "response.output_item.done", { output_index: 0, item: messageItem(turnId, text) });
+        emit(frames, "response.output_text.done", { item_id: itemId, output_index: before, content_index: 0, text, logprobs: [] });
+        emit(frames, "response.content_part.done", { item_id: itemId, output_index: before, content_index: 0, part: outputText(text) });
+        emit(frames, "response.output_item.done", { output_index: before, item: messageItem(turnId, text) });
       }
       for (const [i, call] of calls.entries()) {
-        const outputIndex = i + (opened ? 1 : 0);
+        const outputIndex = i + before + (opened ? 1 : 0);
         const item = functionCallItem(call);
         emit(frames, "response.output_item.added", { output_index: outputIndex, item: functionCallItem(call, "in_progress") });
         emit(frames, "response.function_call_arguments.delta", { item_id: item.id, output_index: outputIndex, delta: call.arguments });

@@ -8,7 +8,7 @@ import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
 import { invalidRequest } from "../../errors.js";
 import { relayTurn } from "../relay-turn.js";
-import { completionId, usageOf } from "../chat/render.js";
+import { completionId, turnUsage } from "../chat/render.js";
 import { chatStreamFrames } from "../chat/stream.js";
 
 const TurnIdSchema = z.string().uuid();
@@ -34,10 +34,11 @@ export function turnRoutes(deps: WebServices): Hono {
       conversation_id: turn.conversation_id,
       status: turn.status,
       content: turn.content,
+      reasoning: turn.reasoning,
       finish_reason: turn.finish_reason,
       attempts: turn.attempts,
       error: turn.error,
-      usage: usageOf(turn.prompt_tokens, turn.completion_tokens, turn.cached_tokens),
+      usage: turnUsage(turn),
       created_at: turn.created_at,
       finished_at: turn.finished_at,
     });

@@ -1,7 +1,8 @@
 // Anthropic's Messages API as requests carry it (POST /v1/messages, /v1/messages/count_tokens):
 // what Claude Code and the Anthropic SDK send. Blocks that Psyche cannot read (images,
 // documents) are a 400 naming them; what cannot change the reply (cache_control, citations)
-// is accepted; thinking blocks in the history are dropped, since this model never wrote any.
+// is accepted; thinking blocks in the history are dropped: the
+// model's own thoughts are stored with its turns (migrations/000026_reasoning.sql).
 import { z } from "zod";
 import { functionName } from "../../tools/schemas.js";
 

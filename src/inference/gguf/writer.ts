@@ -156,7 +156,7 @@ export function writeGguf(path: string, metadata: Record<string, MetadataValue>,
   }
   head.push(Buffer.alloc(pad(head.length)));
 
-  const partial = `${path}.partial`;
+  const partial = `${path}.${process.pid}.partial`;
   const fd = openSync(partial, "w");
   try {
     writeSync(fd, head.concat());
