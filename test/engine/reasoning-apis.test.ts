@@ -6,6 +6,7 @@
 // and neither the reply's content nor a memory holds it.
 import t, { type Test } from "tap";
 import { inProcessPsyche } from "../helpers/in-process.js";
+import { sseEvents } from "../helpers/sse-events.js";
 import { familyEngine } from "../helpers/family-engine.js";
 import { until } from "../helpers/until.js";
 
@@ -13,18 +14,6 @@ const THOUGHT = "The user greets me; I greet back.";
 const engine = await familyEngine("qwen3", () => `<think>\n${THOUGHT}\n</think>\n\nHello there, friend.`);
 const psyche = await inProcessPsyche(t, { recallPromptTokens: 0, memoryTools: false }, { engine });
 const user = (content: string) => ({ role: "user", content });
-
-async function sse(res: Response): Promise<{ event?: string; data: any }[]> {
-  const text = await res.text();
-  return text
-    .split("\n\n")
-    .filter((block) => block.trim())
-    .map((block) => {
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1] ?? "";
-      return { ...(event ? { event } : {}), data: data === "[DONE]" ? data : JSON.parse(data) };
-    });
-}
 
 /** The turn's stored row and the memories formed from it: the thought is in neither's text. */
 async function stored(t: Test, turnId: string) {
@@ -59,7 +48,7 @@ t.test("chat completions, streamed: delta.reasoning_content first, then the cont
   const res = await psyche.request("/v1/chat/completions", {
     body: { model: "any", stream: true, stream_options: { include_usage: true }, messages: [user("hi again")] },
   });
-  const chunks = (await sse(res)).filter((e) => e.data !== "[DONE]").map((e) => e.data);
+  const chunks = (await sseEvents(res)).filter((e) => e.data !== "[DONE]").map((e) => e.data);
   const deltas = chunks.flatMap((c) => c.choices.map((ch: any) => ch.delta));
   const thought = deltas.map((d) => d.reasoning_content ?? "").join("");
   const content = deltas.map((d) => d.content ?? "").join("");
@@ -86,7 +75,7 @@ t.test("Anthropic messages: a thinking block with Psyche's signature, then the t
 
 t.test("Anthropic messages, streamed: thinking_delta, its signature, then text_delta", async (t) => {
   const res = await psyche.request("/v1/messages", { body: { model: "any", max_tokens: 200, stream: true, messages: [user("hey")] } });
-  const events = await sse(res);
+  const events = await sseEvents(res);
   const starts = events.filter((e) => e.event === "content_block_start").map((e) => [e.data.index, e.data.content_block.type]);
   t.same(starts, [
     [0, "thinking"],
@@ -128,7 +117,7 @@ t.test("Responses: a reasoning item before the message, reasoning tokens in usag
   t.equal(body.output[1].content[0].text.trim(), "Hello there, friend.");
   t.ok(body.usage.output_tokens_details.reasoning_tokens > 0);
 
-  const streamed = await sse(await psyche.request("/v1/responses", { body: { model: "any", input: "good evening", stream: true } }));
+  const streamed = await sseEvents(await psyche.request("/v1/responses", { body: { model: "any", input: "good evening", stream: true } }));
   const thought = streamed
     .filter((e) => e.event === "response.reasoning_text.delta")
     .map((e) => e.data.delta)

@@ -5,6 +5,7 @@
 // where the turn is stored; errors write nothing.
 import t from "tap";
 import { inProcessPsyche } from "../helpers/in-process.js";
+import { sseEvents } from "../helpers/sse-events.js";
 import { writtenRows } from "../helpers/psyche.js";
 import { ScriptedEngine } from "../helpers/scripted-engine.js";
 
@@ -19,19 +20,6 @@ const weather = {
   type: "function",
   function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
 };
-
-/** The data lines of an SSE body, parsed where they are JSON. */
-async function events(res: Response): Promise<{ event?: string; data: any }[]> {
-  const text = await res.text();
-  return text
-    .split("\n\n")
-    .filter((block) => block.trim())
-    .map((block) => {
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1] ?? "";
-      return { ...(event ? { event } : {}), data: data === "[DONE]" ? data : JSON.parse(data) };
-    });
-}
 
 t.test("chat completions: a reply whole, with where it is stored", async (t) => {
   const res = await psyche.request("/v1/chat/completions", { body: { model: "any", messages: [{ role: "user", content: "hello" }] } });
@@ -57,7 +45,7 @@ t.test("chat completions: a stream of chunks, a tool call as the openai SDK gath
     },
   });
   t.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
-  const all = await events(res);
+  const all = await sseEvents(res);
   t.same(all[0]?.data.choices[0].delta, { role: "assistant", content: "" });
   const calls = all.filter((e) => e.data.choices?.[0]?.delta?.tool_calls);
   t.equal(calls[0]?.data.choices[0].delta.tool_calls[0].function.name, "get_weather");
@@ -84,7 +72,7 @@ t.test("messages: Anthropic's message, and its event stream", async (t) => {
     body: { model: "claude", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] },
   });
   t.same(
-    (await events(streamed)).map((e) => e.event),
+    (await sseEvents(streamed)).map((e) => e.event),
     ["message_start", "ping", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"],
   );
 });
@@ -95,7 +83,7 @@ t.test("responses: a response, one that continues it, and its events numbered", 
   const next = await psyche.request("/v1/responses", {
     body: { model: "gpt", input: "again", previous_response_id: first.id, stream: true },
   });
-  const all = await events(next);
+  const all = await sseEvents(next);
   t.equal(all[0]?.event, "response.created");
   t.equal(all.at(-1)?.event, "response.completed");
   t.same(
@@ -110,7 +98,7 @@ t.test("a resumed stream starts after the last event read", async (t) => {
   const res = await psyche.request("/v1/chat/completions", { body: { model: "any", messages: [{ role: "user", content: "to resume" }] } });
   const turn = res.headers.get("x-psyche-turn");
   await res.json();
-  const resumed = await events(await psyche.request(`/v1/turns/${turn}/events?after=1`));
+  const resumed = await sseEvents(await psyche.request(`/v1/turns/${turn}/events?after=1`));
   t.notOk(
     resumed.some((e) => e.data.choices?.[0]?.delta?.role),
     "no opening chunk mid-stream",

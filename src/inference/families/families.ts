@@ -40,12 +40,8 @@ export interface Family {
 const u = TokenType.USER_DEFINED;
 const c = TokenType.CONTROL;
 
-/** Qwen2.5 and Qwen3 add these to the Qwen2 vocabulary (their tokenizer_config.json's added_tokens). */
-const QWEN3_ADDED: Record<number, readonly [string, number]> = {
-  151646: ["<|object_ref_start|>", c],
-  151647: ["<|object_ref_end|>", c],
-  151648: ["<|box_start|>", c],
-  151649: ["<|box_end|>", c],
+/** Qwen2.5's added tokens from <|quad_start|> on, which Qwen3 and DeepSeek-R1's distillation into Qwen2.5 keep at the same ids. */
+const QWEN_VISION_AND_CODE: Record<number, readonly [string, number]> = {
   151650: ["<|quad_start|>", c],
   151651: ["<|quad_end|>", c],
   151652: ["<|vision_start|>", c],
@@ -61,6 +57,15 @@ const QWEN3_ADDED: Record<number, readonly [string, number]> = {
   151662: ["<|fim_pad|>", u],
   151663: ["<|repo_name|>", u],
   151664: ["<|file_sep|>", u],
+};
+
+/** Qwen3's added tokens (its tokenizer_config.json's added_tokens), past the Qwen2 vocabulary file's. */
+const QWEN3_ADDED: Record<number, readonly [string, number]> = {
+  151646: ["<|object_ref_start|>", c],
+  151647: ["<|object_ref_end|>", c],
+  151648: ["<|box_start|>", c],
+  151649: ["<|box_end|>", c],
+  ...QWEN_VISION_AND_CODE,
   151665: ["<tool_response>", u],
   151666: ["</tool_response>", u],
   151667: ["<think>", u],
@@ -76,21 +81,7 @@ const DEEPSEEK_R1_QWEN_ADDED: Record<number, readonly [string, number]> = {
   151647: ["<|EOT|>", u],
   151648: ["<think>", u],
   151649: ["</think>", u],
-  151650: ["<|quad_start|>", c],
-  151651: ["<|quad_end|>", c],
-  151652: ["<|vision_start|>", c],
-  151653: ["<|vision_end|>", c],
-  151654: ["<|vision_pad|>", c],
-  151655: ["<|image_pad|>", c],
-  151656: ["<|video_pad|>", c],
-  151657: ["<tool_call>", u],
-  151658: ["</tool_call>", u],
-  151659: ["<|fim_prefix|>", u],
-  151660: ["<|fim_middle|>", u],
-  151661: ["<|fim_suffix|>", u],
-  151662: ["<|fim_pad|>", u],
-  151663: ["<|repo_name|>", u],
-  151664: ["<|file_sep|>", u],
+  ...QWEN_VISION_AND_CODE,
 };
 
 /** Mistral's control tokens, past the SentencePiece vocabulary that stands for Tekken (ids differ from the real model's; the texts are its). */
