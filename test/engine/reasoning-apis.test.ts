@@ -155,3 +155,15 @@ t.test("a client that resends the transcript with the thought is matched to what
     "the resent reply is the stored one, not a new message",
   );
 });
+
+t.test("Responses: a client that sends the reasoning item back (Codex's tool loop) is answered", async (t) => {
+  const first = (await (await psyche.request("/v1/responses", { body: { model: "any", input: "ping" } })).json()) as any;
+  const res = await psyche.request("/v1/responses", {
+    body: { model: "any", input: [{ role: "user", content: "ping" }, ...first.output, { role: "user", content: "pong" }] },
+  });
+  t.equal(res.status, 200, await res.clone().text());
+  const body = (await res.json()) as any;
+  t.equal(body.status, "completed");
+  const alone = await psyche.request("/v1/responses", { body: { model: "any", input: [first.output[0]] } });
+  t.equal(alone.status, 400, "reasoning alone is nothing to answer");
+});

@@ -43,7 +43,6 @@ export const FunctionCallOutputItemSchema = z.object({
 
 /** Item types OpenAI defines that belong to tools or features this server does not have. */
 const FOREIGN_ITEMS = [
-  "reasoning",
   "item_reference",
   "file_search_call",
   "web_search_call",
@@ -61,8 +60,21 @@ const FOREIGN_ITEMS = [
   "custom_tool_call_output",
 ];
 
+/**
+ * A reasoning item as a client sends back what it was given (Codex does, in its tool loops): the
+ * model's own thought, already stored with its turn (migrations/000026_reasoning.sql), so it is
+ * read and dropped; the family's template decides what earlier thinking the model reads again.
+ */
+const ReasoningItemSchema = z.object({ type: z.literal("reasoning"), id: z.string().max(128).optional() }).passthrough();
+
+/** An input item; null for a reasoning item, which is dropped. */
 const InputItemSchema = z.unknown().transform((item, ctx) => {
   const type = typeof item === "object" && item !== null ? (item as { type?: unknown }).type : undefined;
+  if (type === "reasoning") {
+    const parsed = ReasoningItemSchema.safeParse(item);
+    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: "custom", message: issue.message });
+    return null;
+  }
   const schema =
     type === "function_call"
       ? FunctionCallItemSchema
@@ -75,7 +87,7 @@ const InputItemSchema = z.unknown().transform((item, ctx) => {
     const why = FOREIGN_ITEMS.includes(String(type)) ? "which this server does not have" : "which is not an input item type";
     ctx.addIssue({
       code: "custom",
-      message: `item type ${JSON.stringify(type)}, ${why}: send message, function_call and function_call_output items`,
+      message: `item type ${JSON.stringify(type)}, ${why}: send message, function_call, function_call_output (and reasoning) items`,
     });
     return z.NEVER;
   }
@@ -87,7 +99,7 @@ const InputItemSchema = z.unknown().transform((item, ctx) => {
   return parsed.data as
     z.infer<typeof MessageItemSchema> | z.infer<typeof FunctionCallItemSchema> | z.infer<typeof FunctionCallOutputItemSchema>;
 });
-export type InputItem = z.infer<typeof InputItemSchema>;
+export type InputItem = NonNullable<z.infer<typeof InputItemSchema>>;
 
 /** A string (one user message) or a list of items; what is wrong inside the list is named by its index. */
 const InputSchema = z.unknown().transform((input, ctx) => {
@@ -101,7 +113,12 @@ const InputSchema = z.unknown().transform((input, ctx) => {
     for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: "custom", message: issue.message, path: issue.path });
     return z.NEVER;
   }
-  return parsed.data;
+  const items = parsed.data.filter((item): item is InputItem => item !== null);
+  if (items.length === 0) {
+    ctx.addIssue({ code: "custom", message: "input holds only reasoning items: send them with the items they came with", path: [0] });
+    return z.NEVER;
+  }
+  return items;
 });
 
 /** A function tool in the Responses API's flat shape. */
