@@ -51,6 +51,8 @@ export interface WebServices {
   countTokens?: ((text: string) => Promise<number | undefined>) | undefined;
   /** Tokens of context per conversation of the model that answers: prompts that do not fit are refused (conversation/context-fit.ts). */
   contextSize?: (() => Promise<number | undefined>) | undefined;
+  /** Whether the model that answers has a thinking channel, where this process has the model (psyche serve); a thought budget asked of one that has none is named as ignored. */
+  thinks?: (() => Promise<boolean | undefined>) | undefined;
   /** The worker's system prompt, counted with every prompt. */
   persona?: string | undefined;
   /** Psyche's own tools, offered beside a client's and counted with its prompt (tools/offered.ts). */

@@ -25,6 +25,8 @@ export interface OpenTurnDeps extends FollowDeps, ContextLimits {
   bus: SignalBus;
   /** The model this server serves. */
   modelId: string;
+  /** Whether the model has a thinking channel, where this process knows (web-services.ts). */
+  thinks?: (() => Promise<boolean | undefined>) | undefined;
   /** Default and ceiling of a reply's tokens. */
   maxTokens: number;
   /** Refuse other models' names and a budget above the ceiling (--strict-params). */
@@ -38,6 +40,8 @@ export interface OpenedTurn {
   follower: TurnFollower;
   /** A tool result that is not the last its reply waits for: the calls still open, and no turn queued yet. */
   waitingFor: string[];
+  /** Request fields the turn could not honour, to name beside the translation's (a thought budget for a model that does not think). */
+  ignored: string[];
 }
 
 export class ModelNotFound extends UserError {
@@ -85,6 +89,8 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
   // Agents name their own models: the one model serves them all, and says so in the reply.
   if (request.model !== deps.modelId && deps.strictParams) throw new ModelNotFound(request.model, deps.modelId);
   const follower = new TurnFollower(deps, randomUUID());
+  // A thought budget means nothing to a model without a thinking channel: accepted, and named.
+  const thoughtless = request.thinking !== null && (await deps.thinks?.()) === false;
   try {
     const turn: QueuedTurn = {
       turnId: follower.turnId,
@@ -100,6 +106,7 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
       ...request.sampling,
       maxTokens: replyBudget(request.budget.maxTokens, deps.maxTokens, request.budget.field, deps.strictParams),
       instructions: request.instructions,
+      thoughtBudget: thoughtless ? null : (request.thinking?.budget ?? null),
       stream: request.stream,
     };
     // Before any transaction: on the embedded database a query elsewhere waits for one to end (context-fit.ts).
@@ -107,7 +114,13 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
     const opened = await store(deps, limits, request, turn);
     if (opened.waitingFor.length) follower.close();
     else deps.bus.notify(Channel.jobs, turn.turnId);
-    return { turnId: turn.turnId, conversationId: opened.conversationId, follower, waitingFor: opened.waitingFor };
+    return {
+      turnId: turn.turnId,
+      conversationId: opened.conversationId,
+      follower,
+      waitingFor: opened.waitingFor,
+      ignored: thoughtless ? [request.thinking!.field] : [],
+    };
   } catch (err) {
     follower.close();
     throw err;

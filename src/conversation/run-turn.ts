@@ -349,6 +349,7 @@ async function generateWithServerTools(
       presencePenalty: turn.presence_penalty ?? undefined,
       frequencyPenalty: turn.frequency_penalty ?? undefined,
       logitBias: turn.logit_bias ?? undefined,
+      thoughtBudget: turn.thought_budget ?? undefined,
       conversation: turn.conversation_id,
       signal,
       onText,

@@ -81,6 +81,12 @@ export interface TurnRequest {
   purpose: TurnPurpose;
   /** Whether the client reads the reply as a stream (stored with the turn; the relay is the surface's). */
   stream: boolean;
+  /**
+   * The thought's budget the client asked for (src/http/thinking.ts): 0 turns thinking off, null
+   * leaves the family's default; the field that asked, named as ignored where the model has no
+   * thinking channel. Null: none asked.
+   */
+  thinking: { budget: number | null; field: string } | null;
   /** Kept beside the turn for the Responses API. */
   record?: ResponseRecord | undefined;
 }
@@ -95,6 +101,7 @@ export function turnRequest(parts: Pick<TurnRequest, "model" | "messages" | "con
     sampling: DEFAULT_SAMPLING,
     budget: { maxTokens: null, field: "max_tokens" },
     instructions: null,
+    thinking: null,
     purpose: "chat",
     stream: false,
     ...parts,

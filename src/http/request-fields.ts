@@ -2,8 +2,9 @@
 // learn them, and a coding agent's turn must not fail on one it could do without, so a field
 // Psyche does not know is ignored and named (the X-Psyche-Ignored-Fields header, a log line,
 // psyche_ignored_request_fields_total), or refused under --strict-params. Reasoning controls
-// are ignored and named always: a model that does not reason has nothing to change. A field
-// the API defines that would change the reply and that Psyche cannot honour is a 400 naming it.
+// are read where the route knows them (http/thinking.ts; named as ignored where the model does not
+// think, conversation/open-turn.ts), and another API's are ignored and named, even under
+// --strict-params. A field the API defines that would change the reply and that Psyche cannot honour is a 400 naming it.
 import type { Context } from "hono";
 import type { Logger } from "../log.js";
 import { invalidRequest } from "../errors.js";
@@ -20,7 +21,7 @@ export interface FieldRules {
 }
 
 /**
- * The body's fields to ignore (unknown ones, and reasoning controls), after refusing, by name,
+ * The body's fields to ignore (unknown ones, and other APIs' reasoning controls), after refusing, by name,
  * a field that cannot be honoured (set to anything but null, undefined or false) and, under
  * `strict`, an unknown one.
  */
@@ -30,9 +31,11 @@ export function fieldsToIgnore(body: Record<string, unknown>, rules: FieldRules,
     if (field in rules.notHonoured) {
       if (value !== null && value !== undefined && value !== false)
         throw invalidRequest(`${field}: ${rules.notHonoured[field]}`, field, "unsupported_parameter");
+    } else if (field in rules.known) {
+      continue;
     } else if (REASONING_FIELDS.has(field)) {
       if (value !== null && value !== undefined) ignored.push(field);
-    } else if (!(field in rules.known)) {
+    } else {
       if (strict)
         throw invalidRequest(
           `Unrecognized request argument supplied: ${field} (this server runs with --strict-params)`,

@@ -43,6 +43,8 @@ export interface GenerateRequest {
   logitBias?: Readonly<Record<string, number>> | undefined;
   /** The reply must be JSON (of this schema): generation is held to it by a grammar. Not with tools. */
   responseFormat?: ResponseFormat | undefined;
+  /** The most tokens the thought may take (0: thinking off, by the family's switch where it has one); unset: the family's default. */
+  thoughtBudget?: number | undefined;
   /** Which context sequence: dreams have their own, so they neither see nor evict a chat's cache. */
   sequence?: "chat" | "dream" | undefined;
   /**
@@ -90,6 +92,8 @@ export interface InferenceEngine {
   readonly modelName: string;
   /** Tokens of context per conversation, where known. */
   readonly contextSize?: number | undefined;
+  /** Whether the model has a thinking channel (its chat wrapper marks thoughts), where known. */
+  readonly thinks?: boolean | undefined;
   /** Chat slots: chats it generates at once. */
   readonly slots: number;
   /** The tokens slot `slot` holds now (empty where the engine keeps none). */

@@ -14,6 +14,7 @@ import {
   type LlamaGrammar,
   type LlamaModel,
   LlamaText,
+  QwenChatWrapper,
   resolveChatWrapper,
   TokenBias,
   type Token,
@@ -50,9 +51,10 @@ export interface LlamaEngineOptions {
   /**
    * Tests only, never set from configuration: the exact text the model is held to write for a
    * request (by a grammar that allows nothing else), in the family's own syntax, so that the
-   * wrapper's parsing of thoughts and calls meets what a real model writes. Undefined: sampled.
+   * wrapper's parsing of thoughts and calls meets what a real model writes; or a GBNF grammar
+   * (`{ gbnf }`) it is held to. Undefined: sampled.
    */
-  forcedReply?: ((request: GenerateRequest) => string | undefined) | undefined;
+  forcedReply?: ((request: GenerateRequest) => string | { gbnf: string } | undefined) | undefined;
 }
 
 /** What the prompt cache did: states saved, loaded into a slot, and saves or loads that failed. */
@@ -69,10 +71,11 @@ export interface PromptCacheStats {
  */
 export const GATHER_MS = 2;
 
-/** A sequence with its chat, and whether its next generation must open with a function call. */
+/** A sequence with its chat, whether its next generation must open with a function call, and whether its thinking is off. */
 interface ChatSlot {
   chat: LlamaChat;
   forcing: boolean;
+  thoughtsOff: boolean;
   /** The conversation whose prompt the slot read last (GenerateRequest.conversation). */
   conversation?: string | undefined;
 }
@@ -139,6 +142,8 @@ export class LlamaEngine implements InferenceEngine {
   /** Chat slots; the context's sequences are these and one for reveries. */
   readonly slots: number;
   private readonly chatWrapper: ChatWrapper;
+  /** The wrapper with the family's thinking switched off, where it has a switch. */
+  private readonly thoughtsOff: ChatWrapper | undefined;
   /** Slot i's sequence: the chats' first (context sequences 1..slots, side by side), the reverie's last (sequence 0). */
   private readonly sequences: ChatSlot[];
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
@@ -159,9 +164,12 @@ export class LlamaEngine implements InferenceEngine {
     this.slots = context.totalSequences - 1;
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" });
+    this.thoughtsOff = thoughtsOffWrapper(this.chatWrapper);
+    const off = this.thoughtsOff;
     const slot = (): ChatSlot => {
-      const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false };
-      s.chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper: forcingWrapper(this.chatWrapper, () => s.forcing) });
+      const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false, thoughtsOff: false };
+      const wrapper = () => (s.thoughtsOff && off ? off : this.chatWrapper);
+      s.chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper: forcingWrapper(wrapper, () => s.forcing) });
       return s;
     };
     // The reverie's sequence first (id 0), then the chats' in order, so neighbouring chat slots
@@ -204,6 +212,11 @@ export class LlamaEngine implements InferenceEngine {
   /** What is missing of node-llama-cpp's internals this engine relies on (inference/llama-internals.ts); empty when all is there. */
   internalsProblems(): Promise<string[]> {
     return llamaInternalsProblems(this.context);
+  }
+
+  /** Whether the model has a thinking channel: its chat wrapper marks thoughts (Qwen3's, DeepSeek's, Gemma 4's, Harmony's). */
+  get thinks(): boolean {
+    return this.chatWrapper.settings.segments?.thought != null;
   }
 
   get batching(): Readonly<GatherStats> {
@@ -422,6 +435,11 @@ export class LlamaEngine implements InferenceEngine {
     const callDone = new AbortController();
     const signal = request.signal ? AbortSignal.any([request.signal, callDone.signal]) : callDone.signal;
     slot.forcing = forced;
+    const budget = request.thoughtBudget;
+    // Off where the family has a switch (Qwen3's empty thought); elsewhere a thought of one token,
+    // closed at once: a budget of 0 would leave node-llama-cpp reading a thought's tags as text.
+    slot.thoughtsOff = budget === 0 && this.thoughtsOff !== undefined;
+    const thoughtTokens = budget === undefined || slot.thoughtsOff ? undefined : Math.max(1, budget);
     const forcedText = this.options.forcedReply?.(request);
     // The grammar ends with the JSON, but a model may pad it with whitespace to max_tokens: a whole value ends the reply.
     const grammar =
@@ -437,6 +455,7 @@ export class LlamaEngine implements InferenceEngine {
         customStopTriggers: request.stop?.length ? [...request.stop] : undefined,
         signal,
         stopOnAbortSignal: true,
+        ...(thoughtTokens !== undefined ? { budgets: { thoughtTokens } } : {}),
         onToken: (tokens: readonly unknown[]) => {
           if (!read) {
             read = true;
@@ -480,7 +499,7 @@ export class LlamaEngine implements InferenceEngine {
           })
         : slot.chat.generateResponse(history, {
             ...common,
-            ...(grammar ? { grammar } : forcedText !== undefined ? { grammar: await this.textGrammar(forcedText) } : {}),
+            ...(grammar ? { grammar } : forcedText !== undefined ? { grammar: await this.forcedGrammar(forcedText) } : {}),
           });
       // Stopping a forced call once its arguments are whole throws node-llama-cpp's abort
       // (nothing was generated as text); the call is what was wanted.
@@ -511,6 +530,7 @@ export class LlamaEngine implements InferenceEngine {
       return { text, reasoning, reasoningTokens, finishReason, promptTokens, cachedTokens, completionTokens, toolCalls };
     } finally {
       slot.forcing = false;
+      slot.thoughtsOff = false;
     }
   }
 
@@ -544,9 +564,9 @@ export class LlamaEngine implements InferenceEngine {
     return out;
   }
 
-  /** A grammar that allows only `text`: the model writes it token by token, and the family's wrapper parses it as it would a real model's. */
-  private textGrammar(text: string): Promise<LlamaGrammar> {
-    return this.options.llama.createGrammar({ grammar: `root ::= ${JSON.stringify(text)}` });
+  /** A grammar that allows only `text` (or the GBNF given): the model writes it token by token, and the family's wrapper parses it as it would a real model's. */
+  private forcedGrammar(text: string | { gbnf: string }): Promise<LlamaGrammar> {
+    return this.options.llama.createGrammar({ grammar: typeof text === "string" ? `root ::= ${JSON.stringify(text)}` : text.gbnf });
   }
 
   /** The grammar for a response format, made once per schema (making one costs milliseconds). */
@@ -622,9 +642,10 @@ export function wholeJsonObject(text: string): boolean {
  * function name and its JSON arguments, so even a random model makes a valid call (prefilling
  * the prefix as text did not work; test/engine/tool-calls.test.ts holds it to this).
  */
-function forcingWrapper(base: ChatWrapper, forcing: () => boolean): ChatWrapper {
-  const wrapper = Object.create(base) as ChatWrapper;
+function forcingWrapper(current: () => ChatWrapper, forcing: () => boolean): ChatWrapper {
+  const wrapper = Object.create(current()) as ChatWrapper;
   wrapper.generateContextState = (options) => {
+    const base = current();
     const state = base.generateContextState(options);
     if (!forcing() || !options.availableFunctions || Object.keys(options.availableFunctions).length === 0) return state;
     return {
@@ -635,4 +656,14 @@ function forcingWrapper(base: ChatWrapper, forcing: () => boolean): ChatWrapper 
     } as ChatWrapperGeneratedContextState;
   };
   return wrapper;
+}
+
+/**
+ * The family's switch for thinking off, where it has one: Qwen3's wrapper with thoughts
+ * discouraged renders an empty thought before the reply (as Qwen3's template does with
+ * enable_thinking false). Undefined for other wrappers.
+ */
+function thoughtsOffWrapper(base: ChatWrapper): ChatWrapper | undefined {
+  if (!(base instanceof QwenChatWrapper)) return undefined;
+  return Object.assign(Object.create(Object.getPrototypeOf(base) as object) as QwenChatWrapper, base, { thoughts: "discourage" });
 }

@@ -59,3 +59,37 @@ for (const [name, written] of Object.entries(THOUGHT_THEN_ANSWER)) {
     t.equal(r.finishReason, "stop");
   });
 }
+
+t.test("qwen3 with thinking off: the prompt closes an empty thought, as Qwen3's switch does", async (t) => {
+  const engine = await familyEngine("qwen3", () => "Hello there.");
+  t.teardown(() => engine.dispose());
+  const ask = (thoughtBudget?: number) =>
+    modelOf(engine).generate({ messages: [{ role: "user", content: "hi" }], maxTokens: 20, thoughtBudget });
+  const opened = (text: string) => text.includes("<|im_start|>assistant\n<think>\n\n</think>");
+  const prompts = () =>
+    Array.from({ length: engine.slots }, (_, slot) => engine.tokenizer.detokenize(engine.cachedTokens(slot) as never, true));
+  const off = await ask(0);
+  t.equal(off.text, "Hello there.");
+  t.ok(prompts().some(opened), "the empty thought rendered before the reply");
+  t.ok(engine.thinks, "Qwen3 thinks");
+});
+
+t.test("qwen3: a thought budget closes the thought when it is reached", async (t) => {
+  // Free text held to letters: a thought the random model would go on with, then whatever follows it.
+  const engine = await familyEngine("qwen3", () => ({ gbnf: 'root ::= "<think>\\n" [a-z ]{80,400}' }));
+  t.teardown(() => engine.dispose());
+  const ask = (thoughtBudget?: number) =>
+    modelOf(engine).generate({ messages: [{ role: "user", content: "hi" }], maxTokens: 120, seed: 3, thoughtBudget });
+  const free = await ask();
+  const bounded = await ask(8);
+  t.ok(free.reasoningTokens! > 8, `without a budget, ${free.reasoningTokens} thought tokens`);
+  t.ok(bounded.reasoningTokens! <= 8 && bounded.reasoningTokens! > 0, `with a budget of 8, ${bounded.reasoningTokens}`);
+  t.ok(bounded.text.length > 0, "the reply goes on after the thought is closed");
+  t.notMatch(bounded.text, /<\/?think>/, "no tag in the text");
+});
+
+t.test("a family without a thinking channel says so", async (t) => {
+  const engine = await familyEngine("llama3.1");
+  t.teardown(() => engine.dispose());
+  t.equal(engine.thinks, false);
+});

@@ -167,3 +167,31 @@ t.test("Responses: a client that sends the reasoning item back (Codex's tool loo
   const alone = await psyche.request("/v1/responses", { body: { model: "any", input: [first.output[0]] } });
   t.equal(alone.status, 400, "reasoning alone is nothing to answer");
 });
+
+t.test("reasoning controls set the turn's thought budget on every API, and are not named for a model that thinks", async (t) => {
+  const budgetOf = async (res: Response) => {
+    t.equal(res.status, 200);
+    t.equal(res.headers.get("x-psyche-ignored-fields"), null, "not ignored");
+    const turn = res.headers.get("x-psyche-turn");
+    await res.text();
+    const row = await psyche.db.pool.query<{ thought_budget: number | null }>("select thought_budget from turns where id = $1", [turn]);
+    return row.rows[0]?.thought_budget;
+  };
+  const chat = (extra: object) => psyche.request("/v1/chat/completions", { body: { model: "any", messages: [user("hm")], ...extra } });
+  t.equal(await budgetOf(await chat({ reasoning_effort: "low" })), 1024);
+  t.equal(await budgetOf(await chat({ reasoning_effort: "none" })), 0, "none turns thinking off");
+  t.equal(await budgetOf(await chat({ reasoning_effort: "high" })), null, "high: the family's own default");
+  const messages = (thinking: object) =>
+    psyche.request("/v1/messages", { body: { model: "any", max_tokens: 100, messages: [user("hm")], thinking } });
+  t.equal(await budgetOf(await messages({ type: "enabled", budget_tokens: 2000 })), 2000);
+  t.equal(await budgetOf(await messages({ type: "disabled" })), 0);
+  t.equal(await budgetOf(await messages({ type: "adaptive" })), null);
+  const responses = await psyche.request("/v1/responses", { body: { model: "any", input: "hm", reasoning: { effort: "medium" } } });
+  t.equal(await budgetOf(responses), 4096);
+
+  const bad = await chat({ reasoning_effort: "extreme" });
+  t.equal(bad.status, 400);
+  t.match(await bad.json(), { error: { param: "reasoning_effort" } });
+  const badThinking = await messages({ type: "enabled", budget_tokens: -1 });
+  t.equal(badThinking.status, 400);
+});

@@ -21,7 +21,7 @@ export async function familyModel(name: string): Promise<string> {
 
 export async function familyEngine(
   name: string,
-  forcedReply?: (request: GenerateRequest) => string | undefined,
+  forcedReply?: (request: GenerateRequest) => string | { gbnf: string } | undefined,
   contextSize = 4096,
 ): Promise<LlamaEngine> {
   const llama = await loadLlama("false", createLogger("silent"));

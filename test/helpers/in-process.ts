@@ -56,6 +56,7 @@ export async function inProcessPsyche(
     ...webServices(s, db, mem),
     countTokens: async (text: string) => engine.countTokens(text),
     ...(size ? { contextSize: async () => size } : {}),
+    thinks: async () => engine.thinks,
   };
   const app = createApp(web);
   app.route("/", mcpRoutes(web));

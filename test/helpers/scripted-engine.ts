@@ -59,6 +59,8 @@ export interface ScriptedReply {
 
 export class ScriptedEngine extends TestEngine {
   readonly modelName: string = "scripted";
+  /** No thinking channel: a thought budget asked of it is named as ignored. */
+  readonly thinks = false;
   readonly requests: GenerateRequest[] = [];
 
   /** `slots`: chat slots, as --parallel gives a real engine. */

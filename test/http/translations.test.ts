@@ -124,7 +124,10 @@ t.test("Claude Code: its session is the conversation, its system prompt steady, 
   );
   t.equal(request.budget.maxTokens, r!.body.max_tokens);
   t.equal(request.stream, true);
-  for (const field of ["thinking", "context_management", "output_config"]) t.ok(ignored.includes(field), `${field} ignored and named`);
+  for (const field of ["context_management", "output_config"]) t.ok(ignored.includes(field), `${field} ignored and named`);
+  // Read: adaptive thinking leaves the family's default budget (named as ignored only where the model does not think).
+  t.same(request.thinking, { budget: null, field: "thinking" }, "its thinking read");
+  t.notOk(ignored.includes("thinking"));
   const user = request.messages.filter((m) => m.role === "user");
   t.ok(
     user.some((m) => m.content.includes("Say hello")),
@@ -175,7 +178,8 @@ t.test("Codex: its session is the conversation; other tools and reasoning are ig
       ignored.some((f) => f.startsWith(`tools:${other.type}`)),
       `the ${other.type} tool ignored and named`,
     );
-  t.ok(ignored.includes("reasoning"), "reasoning named");
+  t.equal(request.thinking, null, "reasoning read: a summary alone asks no thought budget");
+  t.notOk(ignored.includes("reasoning"));
   t.equal(request.record?.items.length, r!.body.input.length, "every input item kept beside the turn");
   t.equal(request.record?.store, r!.body.store ?? true);
   t.same(

@@ -8,6 +8,7 @@ import { fromZodError, invalidRequest } from "../../errors.js";
 import { requestTools } from "../../tools/request-tools.js";
 import { requestResponseFormat } from "../../tools/response-format.js";
 import { fieldsToIgnore, withoutFields } from "../request-fields.js";
+import { effortThinking } from "../thinking.js";
 import { CHAT_NOT_HONOURED, ChatCompletionRequestSchema, type ChatMessage } from "../schemas/chat.js";
 
 /** A request's headers by (lower-case) name. */
@@ -92,6 +93,7 @@ export function chatRequest(body: Record<string, unknown>, header: HeaderOf, o: 
       field: req.max_completion_tokens ? "max_completion_tokens" : "max_tokens",
     },
     instructions: null,
+    thinking: effortThinking(req.reasoning_effort, "reasoning_effort"),
     conversation: namedConversation(named, "conversation_id"),
     scope: o.scope,
     purpose: turnPurpose(header("x-psyche-purpose")),

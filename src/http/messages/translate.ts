@@ -7,6 +7,7 @@ import { fromZodError, invalidRequest } from "../../errors.js";
 import { requestTools } from "../../tools/request-tools.js";
 import type { ToolChoice, ToolSpec } from "../../tools/types.js";
 import { type HeaderOf, namedConversation, type TranslateOptions } from "../chat/translate.js";
+import { anthropicThinking } from "../thinking.js";
 import { fieldsToIgnore, withoutFields } from "../request-fields.js";
 import { type AnthropicMessage, type CountTokensRequest, MESSAGES_NOT_HONOURED, MessagesRequestSchema } from "../schemas/messages.js";
 
@@ -169,6 +170,7 @@ export function messagesRequest(body: Record<string, unknown>, header: HeaderOf,
     },
     budget: { maxTokens: req.max_tokens, field: "max_tokens" },
     instructions: null,
+    thinking: anthropicThinking(req.thinking),
     conversation: named !== undefined ? namedConversation(named, "X-Psyche-Conversation") : namedConversation(agent, "metadata.user_id"),
     scope: o.scope,
     purpose: "chat",

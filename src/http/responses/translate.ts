@@ -7,6 +7,7 @@ import { fromZodError, invalidRequest, UserError } from "../../errors.js";
 import { requestTools } from "../../tools/request-tools.js";
 import { requestResponseFormat } from "../../tools/response-format.js";
 import { type HeaderOf, namedConversation, type TranslateOptions } from "../chat/translate.js";
+import { effortThinking } from "../thinking.js";
 import { fieldsToIgnore, withoutFields } from "../request-fields.js";
 import { RESPONSES_NOT_HONOURED, type ResponsesRequest, ResponsesRequestSchema } from "../schemas/responses.js";
 import { itemsToMessages, storedInputItems } from "./input-items.js";
@@ -100,6 +101,7 @@ export function responsesRequest(body: Record<string, unknown>, header: HeaderOf
     },
     budget: { maxTokens: req.max_output_tokens ?? null, field: "max_output_tokens" },
     instructions: req.instructions ?? null,
+    thinking: effortThinking(req.reasoning?.effort, "reasoning"),
     conversation,
     scope: o.scope,
     purpose: "chat",

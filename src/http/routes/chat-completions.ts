@@ -23,7 +23,7 @@ export function chatCompletionRoutes(deps: WebServices): Hono {
       scope: requestScope(c),
     });
     const turn = await openTurn(deps, request);
-    reportIgnored(c, deps, "chat.completions", ignored);
+    reportIgnored(c, deps, "chat.completions", [...ignored, ...turn.ignored]);
     turnHeaders(c, turn);
     const base = { id: completionId(turn.turnId), created: Math.floor(Date.now() / 1000), model: deps.modelId };
     if (reply.stream)

@@ -28,7 +28,7 @@ export function messageRoutes(deps: WebServices): Hono {
       scope: requestScope(c),
     });
     const turn = await openTurn(deps, request);
-    reportIgnored(c, deps, "messages", ignored);
+    reportIgnored(c, deps, "messages", [...ignored, ...turn.ignored]);
     turnHeaders(c, turn);
     if (request.stream)
       return relayTurn(c, deps, {

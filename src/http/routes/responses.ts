@@ -51,7 +51,7 @@ export function responseRoutes(deps: WebServices): Hono {
       scope: requestScope(c),
     });
     const turn = await openTurn(deps, request);
-    reportIgnored(c, deps, "responses", ignored);
+    reportIgnored(c, deps, "responses", [...ignored, ...turn.ignored]);
     turnHeaders(c, turn);
     if (request.stream) {
       const row = await getResponse(deps.pool, turn.turnId);

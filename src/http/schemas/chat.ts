@@ -9,6 +9,7 @@ import {
   ToolDefinitionSchema,
 } from "../../tools/schemas.js";
 import { ResponseFormatSchema } from "../../tools/response-format.js";
+import { ReasoningEffortSchema } from "../thinking.js";
 
 const TextPartSchema = z.object({ type: z.literal("text"), text: z.string() });
 const ContentPartSchema = z.union([
@@ -67,6 +68,7 @@ export const ChatCompletionRequestSchema = z.object({
   top_p: z.number().gt(0).max(1).nullish(),
   max_tokens: z.number().int().positive().nullish(),
   max_completion_tokens: z.number().int().positive().nullish(),
+  reasoning_effort: ReasoningEffortSchema.nullish(),
   stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullish(),
   seed: z.number().int().nullish(),
   n: z.literal(1, { error: "n must be 1: this server generates one choice per request" }).nullish(),

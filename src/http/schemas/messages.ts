@@ -4,6 +4,7 @@
 // is accepted; thinking blocks in the history are dropped: the
 // model's own thoughts are stored with its turns (migrations/000026_reasoning.sql).
 import { z } from "zod";
+import { AnthropicThinkingSchema } from "../thinking.js";
 import { functionName } from "../../tools/schemas.js";
 
 const cacheControl = z.unknown().optional();
@@ -75,6 +76,7 @@ export const CountTokensRequestSchema = z.object(messagesFields);
 export const MessagesRequestSchema = z.object({
   ...messagesFields,
   max_tokens: z.number({ error: "max_tokens is required" }).int().positive(),
+  thinking: AnthropicThinkingSchema.nullish(),
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().gt(0).max(1).optional(),
   top_k: z.number().int().min(0).optional(),

@@ -1,6 +1,7 @@
 // POST /v1/responses, as OpenAI defines it, for the parts Psyche serves (docs/api.md, "The Responses
 // API"). Input items become the conversation's messages in http/responses/input-items.ts.
 import { z } from "zod";
+import { ResponsesReasoningSchema } from "../thinking.js";
 import { functionName, JsonObjectStringSchema, LogitBiasSchema, PenaltySchema } from "../../tools/schemas.js";
 import { ConversationIdSchema } from "../../conversation-id.js";
 
@@ -197,6 +198,7 @@ export const ResponsesRequestSchema = z
     input: InputSchema,
     instructions: text.nullish(),
     max_output_tokens: z.number().int().positive().nullish(),
+    reasoning: ResponsesReasoningSchema.nullish(),
     temperature: z.number().min(0).max(2).nullish(),
     top_p: z.number().gt(0).max(1).nullish(),
     seed: z.number().int().nullish(),
