@@ -29,7 +29,9 @@ export const ConfigSchema = z.object({
   /** Any Postgres with pgvector. Unset: the embedded database in the data directory. */
   databaseUrl: z.string().url().optional(),
   /** A GGUF path, an `hf:` URI, or `tiny` (a generated random model, for trying things offline). */
-  model: z.string().min(1).default("tiny"),
+  // A family's test model (Qwen3's tokenizer and template, a 32k context): a coding agent's
+  // prompt fits, and thinking and tool calls go through a real family's wrapper (docs/models.md).
+  model: z.string().min(1).default("tiny-qwen3"),
   /** The id clients put in `model`; `/v1/models` lists it. */
   modelId: z.string().min(1).default("psyche"),
   /** CPU threads for inference; default: the number of cores. */

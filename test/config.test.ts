@@ -11,7 +11,7 @@ t.test("defaults", async (t) => {
   t.equal(c.host, "127.0.0.1");
   t.equal(c.port, 8741);
   t.equal(c.threads, availableParallelism(), "inference threads default to the number of cores");
-  t.equal(c.model, "tiny");
+  t.equal(c.model, "tiny-qwen3");
   t.equal(c.databaseUrl, undefined);
 });
 

@@ -1,13 +1,14 @@
 // The coding agents people put in front of a local model, installed from npm and run unchanged
 // (scripts/install-coding-agents.sh), each in a temporary HOME, with their own switches for no
-// telemetry and no updates, against a real Psyche on the tiny-agent model started with its
-// defaults (its trained 32k context, no reply ceiling below it): Claude Code over /v1/messages,
+// telemetry and no updates, against a real Psyche started as `npm start` starts it: the default
+// model (tiny-qwen3: Qwen3's tokenizer, template and wrapper, a 32k context), no reply ceiling below it: Claude Code over /v1/messages,
 // Codex over /v1/responses, OpenCode and Qwen Code over /v1/chat/completions. Each completes a
 // turn and exits 0, and the turn is Psyche's: stored, in the conversation the agent's session names.
 // With Psyche's hooks installed, a memory stored beforehand reaches Claude Code's prompt, and its
 // session is opened and closed in agent_sessions.
 import { packageRoot } from "../../src/paths.js";
 import t from "tap";
+import { loadConfig } from "../../src/config.js";
 import { until } from "../helpers/until.js";
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -55,7 +56,7 @@ function runAgent(command: string, args: string[], env: Record<string, string>, 
 
 t.test("each agent completes a turn on Psyche", async (t) => {
   // The defaults, as a user starts it: the model's own context and the default reply ceiling.
-  const psyche = await startPsyche(t, { model: "tiny-agent", contextSize: undefined, maxTokens: undefined, threads: 2 });
+  const psyche = await startPsyche(t, { model: loadConfig({}, {}).model, contextSize: undefined, maxTokens: undefined, threads: 2 });
   const turns = async (like: string) =>
     Number(
       (

@@ -6,6 +6,8 @@ export function testConfig(dataDir: string, overrides: Record<string, unknown> =
   return loadConfig(
     {
       dataDir,
+      // The smallest model (under 1 MB, ChatML), made at once: tests that need a family's ask for it.
+      model: "tiny",
       port: 0,
       dbPort: 0,
       threads: 1,
