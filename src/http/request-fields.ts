@@ -2,9 +2,10 @@
 // learn them, and a coding agent's turn must not fail on one it could do without, so a field
 // Psyche does not know is ignored and named (the X-Psyche-Ignored-Fields header, a log line,
 // psyche_ignored_request_fields_total), or refused under --strict-params. Reasoning controls
-// are read where the route knows them (http/thinking.ts; named as ignored where the model does not
-// think, conversation/open-turn.ts), and another API's are ignored and named, even under
-// --strict-params. A field the API defines that would change the reply and that Psyche cannot honour is a 400 naming it.
+// are read where the route knows them (http/thinking.ts; named as ignored where the model does
+// not think, conversation/open-turn.ts), and another API's are ignored and named, even under
+// --strict-params. A field the API defines that would change the reply and that Psyche cannot
+// honour is a 400 naming it.
 import type { Context } from "hono";
 import type { Logger } from "../log.js";
 import { invalidRequest } from "../errors.js";

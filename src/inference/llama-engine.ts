@@ -165,10 +165,9 @@ export class LlamaEngine implements InferenceEngine {
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" });
     this.thoughtsOff = thoughtsOffWrapper(this.chatWrapper);
-    const off = this.thoughtsOff;
     const slot = (): ChatSlot => {
       const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false, thoughtsOff: false };
-      const wrapper = () => (s.thoughtsOff && off ? off : this.chatWrapper);
+      const wrapper = () => (s.thoughtsOff ? (this.thoughtsOff ?? this.chatWrapper) : this.chatWrapper);
       s.chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper: forcingWrapper(wrapper, () => s.forcing) });
       return s;
     };
@@ -434,16 +433,17 @@ export class LlamaEngine implements InferenceEngine {
     const calls: { name: string; params: string; complete: boolean }[] = [];
     const callDone = new AbortController();
     const signal = request.signal ? AbortSignal.any([request.signal, callDone.signal]) : callDone.signal;
-    slot.forcing = forced;
-    const budget = request.thoughtBudget;
-    // Off where the family has a switch (Qwen3's empty thought); elsewhere a thought of one token,
-    // closed at once: a budget of 0 would leave node-llama-cpp reading a thought's tags as text.
-    slot.thoughtsOff = budget === 0 && this.thoughtsOff !== undefined;
-    const thoughtTokens = budget === undefined || slot.thoughtsOff ? undefined : Math.max(1, budget);
     const forcedText = this.options.forcedReply?.(request);
     // The grammar ends with the JSON, but a model may pad it with whitespace to max_tokens: a whole value ends the reply.
     const grammar =
       forcedText === undefined && !functions && request.responseFormat ? await this.grammarFor(request.responseFormat) : undefined;
+    const budget = request.thoughtBudget;
+    // Off where the family has a switch (Qwen3's empty thought); elsewhere a thought of one token,
+    // closed at once: a budget of 0 would leave node-llama-cpp reading a thought's tags as text.
+    const thoughtsOff = budget === 0 && this.thoughtsOff !== undefined;
+    const thoughtTokens = budget === undefined || thoughtsOff ? undefined : Math.max(1, budget);
+    slot.forcing = forced;
+    slot.thoughtsOff = thoughtsOff;
     try {
       const common = {
         ...this.sampling(request),
@@ -482,7 +482,6 @@ export class LlamaEngine implements InferenceEngine {
           unreported = 0;
         },
       };
-
       const generation = functions
         ? slot.chat.generateResponse(history, {
             ...common,

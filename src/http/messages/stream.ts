@@ -1,5 +1,6 @@
 // A turn's events as Anthropic's event stream (http/relay-turn.ts relays them): message_start, a
-// thinking block where the model thought (thinking_delta..., its signature), a text block (content_block_start, text_delta..., content_block_stop), a tool_use block per call
+// thinking block where the model thought (thinking_delta..., its signature_delta), a text block
+// (content_block_start, text_delta..., content_block_stop), a tool_use block per call
 // (input_json_delta), then message_delta with the stop reason and usage, and message_stop.
 import type { Turn } from "../../db/sql/turns.js";
 import type { StreamFrames } from "../relay-turn.js";

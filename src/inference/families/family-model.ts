@@ -5,7 +5,6 @@
 import { readFileSync } from "node:fs";
 import { type Family, type TokenizerKeys, TokenType } from "./families.js";
 import { llamaCppFile } from "./llama-cpp-files.js";
-import { harmonyVocabulary } from "./harmony-vocab.js";
 import { architectureMetadata, randomModelTensors, type RandomModelShape, TINY_AGENT_SHAPE } from "../random-model.js";
 import { type MetadataValue, writeGguf } from "../gguf/writer.js";
 
@@ -67,7 +66,11 @@ export async function familyTokenizer(family: Family, cacheDir: string): Promise
     const { readGgufFileInfo } = await import("node-llama-cpp");
     const info = await readGgufFileInfo(llamaCppFile(family.vocabulary.gguf, cacheDir), { readTensorInfo: false });
     keys = { ...(info.metadata.tokenizer?.ggml as unknown as TokenizerKeys) };
-  } else keys = harmonyVocabulary();
+  } else {
+    // o200k's ranks are megabytes of text: loaded only for the family that needs them.
+    const { harmonyVocabulary } = await import("./harmony-vocab.js");
+    keys = harmonyVocabulary();
+  }
   const tokens = [...(keys.tokens as string[])];
   const types = Array.from(keys.token_type as ArrayLike<number>);
   const known = tokens.length;
