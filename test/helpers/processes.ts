@@ -12,6 +12,12 @@ export interface Proc {
   exited: Promise<number | string>;
 }
 
+/**
+ * What a test's Psyche process runs on unless the test says otherwise: the CPU, and the tiny
+ * model (npm start's default, tiny-qwen3, is a family's model: tests that need one ask for it).
+ */
+const TEST_DEFAULTS = { PSYCHE_GPU: "false", PSYCHE_MODEL: "tiny" };
+
 /** Starts `psyche <args>` and waits until a stdout line matches `ready`; returns the match. */
 export async function startCli(
   args: string[],
@@ -19,9 +25,9 @@ export async function startCli(
   ready: RegExp,
   timeoutMs = 60_000,
 ): Promise<Proc & { match: RegExpExecArray }> {
-  // The CPU unless a test says otherwise, as in test/helpers/psyche.ts.
+  // The CPU and the tiny model unless a test says otherwise, as in test/helpers/psyche.ts and test-config.ts.
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { PSYCHE_GPU: "false", ...process.env, ...env },
+    env: { ...TEST_DEFAULTS, ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -48,7 +54,7 @@ export async function startCli(
 
 export async function runCli(args: string[], env: Record<string, string>, cwd?: string): Promise<{ code: number | null; out: string }> {
   const child = spawn(process.execPath, [CLI, ...args], {
-    env: { ...process.env, ...env },
+    env: { PSYCHE_MODEL: TEST_DEFAULTS.PSYCHE_MODEL, ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
     ...(cwd ? { cwd } : {}),
   });
