@@ -60,7 +60,7 @@ export function createApp(services: WebServices): Hono {
     answer(c, new ApiError(404, "not_found_error", `No route for ${c.req.method} ${c.req.path}`, { code: "unknown_url" })),
   );
 
-  // Before the key check, so that it sees the answer a refused request got.
+  // Before the key check, so that it sees the answer a refused request got (it checks the key itself).
   const present = presence(deps);
   app.use("/v1/*", present);
   app.use("/dream/*", present);

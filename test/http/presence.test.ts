@@ -1,0 +1,39 @@
+// The presence middleware (src/http/presence.ts) on a real database: a request with the key is
+// presence on arrival and each second while it is handled, one without the key is not, and
+// reads of the dream life are not.
+import t from "tap";
+import { Hono } from "hono";
+import { presence } from "../../src/http/presence.js";
+import { createLogger } from "../../src/log.js";
+import { countedPool } from "../helpers/counted-pool.js";
+import { testDatabase } from "../helpers/database.js";
+
+const db = await testDatabase(t);
+const { pool, statements } = countedPool(db.pool);
+const writes = () => statements.filter((s) => /update activity set last_request_at/.test(s)).length;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const app = new Hono();
+app.use("*", presence({ pool, log: createLogger("silent"), apiKeys: [{ key: "k1", scopes: [] }] }));
+app.post("/v1/slow", async (c) => {
+  await sleep(2600);
+  return c.json({ ok: true });
+});
+app.get("/dream/status", (c) => c.json({ ok: true }));
+const key = { authorization: "Bearer k1" };
+
+t.test("a request handled for 2.6 s is presence on arrival and each second, not only at its end", async (t) => {
+  const answered = app.request("/v1/slow", { method: "POST", headers: key });
+  await sleep(100);
+  t.equal(writes(), 1, "written on arrival");
+  await sleep(2000);
+  t.ok(writes() >= 2, `still written while it runs (${writes()} writes after 2.1 s)`);
+  t.equal((await answered).status, 200);
+});
+
+t.test("without the key, or reading the dream life, it is not presence", async (t) => {
+  await sleep(1100);
+  const before = writes();
+  t.equal((await app.request("/dream/status", { headers: key })).status, 200);
+  await app.request("/v1/slow", { method: "POST", headers: { authorization: "Bearer wrong" } });
+  t.equal(writes(), before, "no write for either");
+});
