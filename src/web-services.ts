@@ -8,6 +8,7 @@ import type { Logger } from "./log.js";
 import type { Embedder } from "./memory/embedder.js";
 import type { Memory } from "./memory/memory.js";
 import type { ToolSpec } from "./tools/types.js";
+import type { ModelDescription } from "./inference/model-description.js";
 import type { MoodKeeper } from "./mood/mood-keeper.js";
 import type { DreamSettings } from "./dreams/settings.js";
 import type { AgentSessions } from "./agents/sessions.js";
@@ -53,6 +54,11 @@ export interface WebServices {
   contextSize?: (() => Promise<number | undefined>) | undefined;
   /** Whether the model that answers has a thinking channel, where this process has the model (psyche serve); a thought budget asked of one that has none is named as ignored. */
   thinks?: (() => Promise<boolean | undefined>) | undefined;
+  /** The model as Ollama's /api/show describes it, where this process has the model (psyche serve). */
+  describeModel?: (() => Promise<ModelDescription | undefined>) | undefined;
+  /** Downloads a model into the data directory (Ollama's /api/pull), saying how far it got; resolves to its path. */
+  pullModel?:
+    ((spec: string, progress: (p: { total: number; completed: number }) => void, signal: AbortSignal) => Promise<string>) | undefined;
   /** The worker's system prompt, counted with every prompt. */
   persona?: string | undefined;
   /** Psyche's own tools, offered beside a client's and counted with its prompt (tools/offered.ts). */

@@ -27,6 +27,11 @@ import { clientRoutes } from "./routes/clients.js";
 import { hookRoutes } from "./routes/hooks.js";
 import { messageRoutes } from "./routes/messages.js";
 import { anthropicError, isAnthropicPath } from "./messages/errors.js";
+import { ollamaChatRoutes } from "./routes/ollama-chat.js";
+import { ollamaModelRoutes } from "./routes/ollama-models.js";
+
+/** The paths of Ollama's API, which answer errors in its shape. */
+const isOllamaPath = (path: string) => path.startsWith("/api/");
 
 export function createApp(services: WebServices): Hono {
   const app = new Hono();
@@ -38,12 +43,15 @@ export function createApp(services: WebServices): Hono {
   };
   app.use("*", metrics.middleware());
 
-  // OpenAI's error shape, or Anthropic's on the Messages API's paths (http/messages/errors.ts).
+  // OpenAI's error shape, Anthropic's on the Messages API's paths (http/messages/errors.ts), or
+  // Ollama's {"error": message} on its /api/* paths.
   const answer = (c: Context, err: UserError) =>
     c.json(
       isAnthropicPath(c.req.path)
         ? anthropicError(err.status, err instanceof ContextOverflow ? err.anthropicMessage : err.message)
-        : err.toJSON(),
+        : isOllamaPath(c.req.path)
+          ? { error: err.message }
+          : err.toJSON(),
       err.status as ContentfulStatusCode,
     );
   app.onError((err, c) => {
@@ -66,6 +74,7 @@ export function createApp(services: WebServices): Hono {
   app.use("/dream/*", present);
   app.use("/mcp", present);
   app.use("/hooks/*", present);
+  app.use("/api/*", present);
 
   if (deps.apiKeys.length) {
     const requireKey = async (c: Context, next: Next) => {
@@ -86,6 +95,7 @@ export function createApp(services: WebServices): Hono {
     app.use("/dream/*", requireKey);
     app.use("/metrics", requireKey);
     app.use("/hooks/*", requireKey);
+    app.use("/api/*", requireKey);
     // The server's settings are closed to a key bound to scopes (http/request-scope.ts).
     for (const path of ["/dream/config", "/dream/dnd"]) app.use(path, serverRoute);
     for (const path of ["/v1/turns/:id", "/v1/turns/:id/*"])
@@ -110,6 +120,7 @@ export function createApp(services: WebServices): Hono {
   app.use("/v1/*", limit);
   app.use("/dream/*", limit);
   app.use("/hooks/*", limit);
+  app.use("/api/*", limit);
 
   app.get("/metrics", async (c) => c.text(await metrics.render(), 200, { "Content-Type": metrics.registry.contentType }));
   app.route("/", healthRoutes(deps));
@@ -117,6 +128,8 @@ export function createApp(services: WebServices): Hono {
   app.route("/", chatCompletionRoutes(deps));
   app.route("/", responseRoutes(deps));
   app.route("/", messageRoutes(deps));
+  app.route("/", ollamaChatRoutes(deps));
+  app.route("/", ollamaModelRoutes(deps));
   app.route("/", eventRoutes(deps));
   app.route("/", dashboardRoutes());
   app.route("/", turnRoutes(deps));

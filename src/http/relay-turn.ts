@@ -34,10 +34,12 @@ export interface RelayOptions<Row> {
   /** The turn's row as the end's frames need it. */
   read(turnId: string): Promise<Row | undefined>;
   frames: StreamFrames<Row>;
+  /** The stream's headers: server-sent events unless the API streams otherwise (Ollama's NDJSON). */
+  headers?: ((c: Context) => void) | undefined;
 }
 
 export function relayTurn<Row>(c: Context, deps: { log: Logger }, o: RelayOptions<Row>): Response {
-  sseHeaders(c);
+  (o.headers ?? sseHeaders)(c);
   return stream(c, async (s) => {
     const relay = new AbortController();
     s.onAbort(() => relay.abort());

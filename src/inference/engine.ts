@@ -2,6 +2,7 @@
 // LlamaEngine is the real engine; tests of pure logic may script one, never the end-to-end path.
 import type { GeneratedToolCall, ToolCall, ToolChoice, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
+import type { ModelDescription } from "./model-description.js";
 
 export interface PromptMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -94,6 +95,8 @@ export interface InferenceEngine {
   readonly contextSize?: number | undefined;
   /** Whether the model has a thinking channel (its chat wrapper marks thoughts), where known. */
   readonly thinks?: boolean | undefined;
+  /** The model as clients' model lists describe it, where the engine knows (inference/model-description.ts). */
+  describe?(): ModelDescription;
   /** Chat slots: chats it generates at once. */
   readonly slots: number;
   /** The tokens slot `slot` holds now (empty where the engine keeps none). */

@@ -28,6 +28,7 @@ import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
 import { keptSlotScore, loadsKept, sharedPrefix, worthKeeping } from "./slots.js";
 import { PromptCache } from "./prompt-cache.js";
+import { describeModel, type ModelDescription } from "./model-description.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 import { batchUnderWay, llamaInternalsProblems, onBatch, patchState, queuedSequences } from "./llama-internals.js";
@@ -216,6 +217,11 @@ export class LlamaEngine implements InferenceEngine {
   /** Whether the model has a thinking channel: its chat wrapper marks thoughts (Qwen3's, DeepSeek's, Gemma 4's, Harmony's). */
   get thinks(): boolean {
     return this.chatWrapper.settings.segments?.thought != null;
+  }
+
+  /** The model as clients' model lists describe it (Ollama's /api/show). */
+  describe(): ModelDescription {
+    return describeModel(this.options.model, this.contextSize, this.thinks);
   }
 
   get batching(): Readonly<GatherStats> {

@@ -62,6 +62,10 @@ export interface DownloadOptions {
    */
   limit?: { kind: "total" | "stall"; ms: number } | undefined;
   log?: Logger | undefined;
+  /** How far the download is, as it goes (Ollama's /api/pull streams it). */
+  onProgress?: ((p: { total: number; completed: number }) => void) | undefined;
+  /** Stops the download. */
+  signal?: AbortSignal | undefined;
 }
 
 const isRemote = (spec: string) => /^(hf:|https?:)/.test(spec);
@@ -138,6 +142,8 @@ export async function downloadModel(spec: string, dataDir: string, opts: Downloa
     controller.signal.addEventListener("abort", () => reject(controller.signal.reason as Error), { once: true }),
   );
   arm();
+  const stopped = () => controller.abort(new ModelError("the download was stopped"));
+  opts.signal?.addEventListener("abort", stopped, { once: true });
   try {
     return await Promise.race([
       (await engineLibrary()).resolveModelFile(spec, {
@@ -145,7 +151,10 @@ export async function downloadModel(spec: string, dataDir: string, opts: Downloa
         cli: opts.interactive ?? process.stderr.isTTY === true,
         signal: controller.signal,
         ...(opts.endpoint ? { endpoints: { huggingFace: opts.endpoint } } : {}),
-        ...(opts.limit?.kind === "stall" ? { onProgress: arm } : {}),
+        onProgress: ({ totalSize, downloadedSize }: { totalSize: number; downloadedSize: number }) => {
+          if (opts.limit?.kind === "stall") arm();
+          opts.onProgress?.({ total: totalSize, completed: downloadedSize });
+        },
       }),
       aborted,
     ]);
@@ -157,6 +166,7 @@ export async function downloadModel(spec: string, dataDir: string, opts: Downloa
     );
   } finally {
     clearTimeout(timer);
+    opts.signal?.removeEventListener("abort", stopped);
   }
 }
 

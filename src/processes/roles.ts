@@ -1,5 +1,6 @@
 // Building blocks of every process: each role starts what it needs and registers how to stop it.
 import { serverKeys } from "../config.js";
+import { downloadModel } from "../inference/load-model.js";
 import { recordPresenceTtl } from "../db/sql/activity.js";
 import { workersContextSize } from "../db/sql/workers.js";
 import { AgentSessions } from "../agents/sessions.js";
@@ -43,6 +44,8 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
     serverTools: config.memoryTools ? MEMORY_TOOL_SPECS : undefined,
     // What the live workers recorded (a web process without the model); psyche serve asks its engine.
     contextSize: () => workersContextSize(db.pool, (config.heartbeatMs * 5) / 1000),
+    pullModel: (spec, onProgress, signal) =>
+      downloadModel(spec, config.dataDir, { interactive: false, endpoint: config.hfEndpoint, log: s.log, onProgress, signal }),
   };
 }
 

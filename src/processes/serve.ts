@@ -48,6 +48,7 @@ export async function serve(config: Config, log: Logger, opts: { engine?: Infere
       countTokens: async (text: string) => engine.countTokens(text),
       ...(size ? { contextSize: async () => size } : {}),
       thinks: async () => engine.thinks,
+      describeModel: async () => engine.describe?.(),
     };
     const server = await startWebRole(s, web);
     return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, mem, web, stop };

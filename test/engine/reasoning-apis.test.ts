@@ -168,6 +168,30 @@ t.test("Responses: a client that sends the reasoning item back (Codex's tool loo
   t.equal(alone.status, 400, "reasoning alone is nothing to answer");
 });
 
+t.test("Ollama: message.thinking apart from the content, whole and streamed; generate's thinking", async (t) => {
+  const res = await psyche.request("/api/chat", { body: { model: "qwen3", stream: false, think: true, messages: [user("hi ollama")] } });
+  const body = (await res.json()) as any;
+  t.equal(body.message.thinking.trim(), THOUGHT);
+  t.equal(body.message.content.trim(), "Hello there, friend.");
+  await stored(t, body.psyche.turn_id);
+  const streamed = await psyche.request("/api/chat", { body: { model: "qwen3", think: true, messages: [user("hi again, ollama")] } });
+  t.match(streamed.headers.get("content-type"), /application\/x-ndjson/);
+  const lines = (await streamed.text())
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+  const thought = lines.map((l) => l.message.thinking ?? "").join("");
+  const content = lines.map((l) => l.message.content).join("");
+  t.equal(thought.trim(), THOUGHT);
+  t.equal(content.trim(), "Hello there, friend.");
+  t.ok(lines.findIndex((l) => l.message.thinking) < lines.findIndex((l) => l.message.content.trim()), "the thought streams first");
+  t.equal(lines.at(-1).done, true);
+  const generated = await psyche.request("/api/generate", { body: { model: "qwen3", stream: false, prompt: "hi, generate" } });
+  const g = (await generated.json()) as any;
+  t.equal(g.thinking.trim(), THOUGHT);
+  t.equal(g.response.trim(), "Hello there, friend.");
+});
+
 t.test("reasoning controls set the turn's thought budget on every API, and are not named for a model that thinks", async (t) => {
   const budgetOf = async (res: Response) => {
     t.equal(res.status, 200);
@@ -188,6 +212,10 @@ t.test("reasoning controls set the turn's thought budget on every API, and are n
   t.equal(await budgetOf(await messages({ type: "adaptive" })), null);
   const responses = await psyche.request("/v1/responses", { body: { model: "any", input: "hm", reasoning: { effort: "medium" } } });
   t.equal(await budgetOf(responses), 4096);
+  const ollama = (think: unknown) => psyche.request("/api/chat", { body: { model: "any", stream: false, messages: [user("hm")], think } });
+  t.equal(await budgetOf(await ollama(false)), 0, "Ollama's think: false turns it off");
+  t.equal(await budgetOf(await ollama(true)), null);
+  t.equal(await budgetOf(await ollama("low")), 1024);
 
   const bad = await chat({ reasoning_effort: "extreme" });
   t.equal(bad.status, 400);

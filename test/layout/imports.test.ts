@@ -29,7 +29,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   workers: ["conversation", "dreams", "memory", "mood", "inference", "jobs", "db"],
   http: ["web-services", ...DOMAIN],
   mcp: ["web-services", ...DOMAIN],
-  "web-services": ["agents", "dreams", "memory", "mood", "jobs", "db"],
+  // The model's description (Ollama's /api/show) is the engine's type: inference imports nothing back.
+  "web-services": ["agents", "dreams", "memory", "mood", "inference", "jobs", "db"],
   agents: ["memory", "mood", "jobs", "db"],
   // A client of the public API (docs/hermes.md): it imports none of the server.
   hermes: [],

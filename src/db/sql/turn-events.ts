@@ -51,3 +51,12 @@ export async function appendClosingEvent(db: Queryable, turnId: string, kind: "d
   );
   return { seq: res.rows[0]!.seq, kind, content };
 }
+
+/** When the turn's first text or thought was written: the end of reading its prompt, near enough (Ollama's timings). */
+export async function firstEventAt(db: Queryable, turnId: string): Promise<Date | null> {
+  const res = await db.query<{ at: Date | null }>(
+    "select min(created_at) as at from turn_events where turn_id = $1 and kind in ('delta', 'reasoning')",
+    [turnId],
+  );
+  return res.rows[0]?.at ?? null;
+}

@@ -30,7 +30,7 @@ export interface ChatTranslation {
 }
 
 /** Headers a client may name its conversation with (docs/api.md). */
-const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
+export const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
 
 /** X-Psyche-Purpose: why the turn is asked for (chat, the default, or exploration). */
 export function turnPurpose(header: string | undefined): TurnPurpose {
