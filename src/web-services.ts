@@ -8,7 +8,7 @@ import type { Logger } from "./log.js";
 import type { Embedder } from "./memory/embedder.js";
 import type { Memory } from "./memory/memory.js";
 import type { ToolSpec } from "./tools/types.js";
-import type { ModelDescription } from "./inference/model-description.js";
+import type { ModelDescription } from "./inference/engine.js";
 import type { MoodKeeper } from "./mood/mood-keeper.js";
 import type { DreamSettings } from "./dreams/settings.js";
 import type { AgentSessions } from "./agents/sessions.js";

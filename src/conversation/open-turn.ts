@@ -196,6 +196,8 @@ async function previousConversation(client: PoolClient, turnId: string): Promise
       "previous_response_id",
       "previous_response_in_progress",
     );
+  // A response's turn is always a conversation's (a text completion is never stored as a response).
+  if (!previous.conversation_id) throw previousNotFound(turnId);
   return previous.conversation_id;
 }
 

@@ -110,13 +110,13 @@ export function buildPrompt(
 
 /** The mood-and-memories context for a turn; a failure costs the context, never the turn. */
 async function recallFor(deps: RunTurnDeps, turn: ClaimedTurn, signal: AbortSignal, log: Logger): Promise<string> {
-  if (!deps.recall) return "";
+  if (!deps.recall || turn.purpose === "completion") return "";
   const query = turn.prompt_messages.findLast((m) => m.role === "user")?.content ?? "";
   try {
     return await deps.recall.contextFor(query, {
       signal,
       scopes: readableScopes(turn.scope ?? DEFAULT_SCOPE),
-      conversationId: turn.conversation_id,
+      conversationId: turn.conversation_id ?? undefined,
     });
   } catch (err) {
     if (!signal.aborted) log.warn({ err }, "recalling memories failed; answering without them");
@@ -205,23 +205,25 @@ async function generateTurn(
         turn.response_format ? [memories, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : memories;
       let spoke = false;
       const generate = (memories: string) =>
-        generateWithServerTools(
-          deps,
-          turn,
-          buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions),
-          sofar,
-          controller.signal,
-          {
-            onText: (text, tokens) => {
-              spoke = true;
-              writer.push(text, tokens);
-            },
-            onReasoning: (text, tokens) => {
-              spoke = true;
-              writer.push(text, tokens, "reasoning");
-            },
-          },
-        );
+        turn.purpose === "completion"
+          ? completeTurn(deps, turn, sofar, controller.signal, (text, tokens) => writer.push(text, tokens))
+          : generateWithServerTools(
+              deps,
+              turn,
+              buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions),
+              sofar,
+              controller.signal,
+              {
+                onText: (text, tokens) => {
+                  spoke = true;
+                  writer.push(text, tokens);
+                },
+                onReasoning: (text, tokens) => {
+                  spoke = true;
+                  writer.push(text, tokens, "reasoning");
+                },
+              },
+            );
       // The request was checked against the context where it arrived (conversation/context-fit.ts);
       // the memories recalled here come on top of it, and give way when they do not fit.
       result = await generate(recalled).catch((err: unknown) => {
@@ -278,7 +280,11 @@ async function generateTurn(
       },
       { role: "assistant", content, toolCalls: toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })) },
       {
-        memoryJob: finishReason === "cancelled" ? undefined : await sendStatement(deps.boss, MEMORY_QUEUE, memoryJob, { id: randomUUID() }),
+        // A text completion is no conversation's: nothing to remember.
+        memoryJob:
+          finishReason === "cancelled" || turn.purpose === "completion"
+            ? undefined
+            : await sendStatement(deps.boss, MEMORY_QUEUE, memoryJob, { id: randomUUID() }),
         // Its job completes with it: the worker has nothing more to tell pg-boss (RunTurnOutcome).
         chatJob: { queue: INFERENCE_QUEUE, id: jobId },
         tail,
@@ -296,6 +302,35 @@ async function generateTurn(
     jobSignal.removeEventListener("abort", onJobAbort);
     unsubscribe();
   }
+}
+
+/**
+ * A text completion (POST /v1/completions): the stored prompt as it is, no persona, no recall,
+ * no tools; a worker that takes over a dead one's completion continues from the text streamed.
+ */
+async function completeTurn(
+  deps: RunTurnDeps,
+  turn: ClaimedTurn,
+  sofar: { text: string; tokens: number },
+  signal: AbortSignal,
+  onText: (text: string, tokens: number) => void,
+): Promise<GenerateResult & { serverToolCalls: ServerToolCall[] }> {
+  const result = await deps.model.generate({
+    messages: [],
+    text: { prompt: (turn.prompt ?? "") + sofar.text, suffix: turn.suffix ?? undefined },
+    maxTokens: Math.max(1, turn.max_tokens - sofar.tokens),
+    temperature: turn.temperature ?? undefined,
+    topP: turn.top_p ?? undefined,
+    topK: turn.top_k ?? undefined,
+    seed: turn.seed ?? undefined,
+    stop: turn.stop,
+    presencePenalty: turn.presence_penalty ?? undefined,
+    frequencyPenalty: turn.frequency_penalty ?? undefined,
+    logitBias: turn.logit_bias ?? undefined,
+    signal,
+    onText,
+  });
+  return { ...result, serverToolCalls: [] };
 }
 
 export interface ServerToolCall {
@@ -350,7 +385,7 @@ async function generateWithServerTools(
       frequencyPenalty: turn.frequency_penalty ?? undefined,
       logitBias: turn.logit_bias ?? undefined,
       thoughtBudget: turn.thought_budget ?? undefined,
-      conversation: turn.conversation_id,
+      conversation: turn.conversation_id ?? undefined,
       signal,
       onText,
       onReasoning,

@@ -12,6 +12,7 @@ import { ApiError } from "./errors.js";
 import { presence } from "./presence.js";
 import { PsycheMetrics } from "./metrics.js";
 import { chatCompletionRoutes } from "./routes/chat-completions.js";
+import { completionRoutes } from "./routes/completions.js";
 import { responseRoutes } from "./routes/responses.js";
 import { eventRoutes } from "./routes/events.js";
 import { dashboardRoutes } from "./routes/dashboard.js";
@@ -126,6 +127,7 @@ export function createApp(services: WebServices): Hono {
   app.route("/", healthRoutes(deps));
   app.route("/", modelRoutes(deps));
   app.route("/", chatCompletionRoutes(deps));
+  app.route("/", completionRoutes(deps));
   app.route("/", responseRoutes(deps));
   app.route("/", messageRoutes(deps));
   app.route("/", ollamaChatRoutes(deps));

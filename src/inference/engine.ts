@@ -2,7 +2,6 @@
 // LlamaEngine is the real engine; tests of pure logic may script one, never the end-to-end path.
 import type { GeneratedToolCall, ToolCall, ToolChoice, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
-import type { ModelDescription } from "./model-description.js";
 
 export interface PromptMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -13,8 +12,17 @@ export interface PromptMessage {
   toolCallId?: string | undefined;
 }
 
+/** A text completion's prompt: read as it is, no chat template (POST /v1/completions). */
+export interface TextPrompt {
+  prompt: string;
+  /** The text the completion leads into (fill-in-the-middle, where the model has the tokens for it). */
+  suffix?: string | undefined;
+}
+
 export interface GenerateRequest {
   messages: readonly PromptMessage[];
+  /** A text completion instead of a chat: `messages` are ignored, and so are tools, formats and thoughts. */
+  text?: TextPrompt | undefined;
   /** Text already produced for this reply (a retried turn continues from it). */
   partialResponse?: string;
   maxTokens: number;
@@ -72,6 +80,28 @@ export interface GenerateResult {
   completionTokens: number;
   /** Calls the model made, in order; finishReason is "tool_calls" when there are any. */
   toolCalls: GeneratedToolCall[];
+}
+
+/** The model as a client's model list describes it (Ollama's /api/show), read from its GGUF (inference/model-description.ts). */
+export interface ModelDescription {
+  /** The GGUF's architecture (qwen3, llama, gemma3…): Ollama's family. */
+  architecture: string;
+  /** Its size as its makers label it ("0.6B"), or as llama.cpp counts it. */
+  parameterSize: string;
+  /** The weights' type ("Q4_K_M", "F16"). */
+  quantization: string;
+  /** The file's size in bytes. */
+  bytes: number;
+  /** Tokens of context the server gives a conversation. */
+  contextLength: number;
+  /** The chat template in the GGUF; empty where it has none. */
+  template: string;
+  /** Whether its chat wrapper marks thoughts. */
+  thinks: boolean;
+  /** Whether it has fill-in-the-middle tokens. */
+  fillInMiddle: boolean;
+  /** The GGUF's metadata keys and values (scalars only), as Ollama's model_info. */
+  info: Record<string, string | number | boolean>;
 }
 
 /** A request's prompt as the model will read it, rendered once (inference/scheduler.ts chooses its slot by its tokens). */

@@ -19,7 +19,17 @@ import {
   TokenBias,
   type Token,
 } from "node-llama-cpp";
-import type { GenerateRequest, GenerateResult, InferenceEngine, PromptMessage, RenderedPrompt, SlotPhase } from "./engine.js";
+import type {
+  GenerateRequest,
+  GenerateResult,
+  InferenceEngine,
+  ModelDescription,
+  PromptMessage,
+  RenderedPrompt,
+  SlotPhase,
+  TextPrompt,
+} from "./engine.js";
+import { completeText, textTokens } from "./text-completion.js";
 import { argumentProblems } from "../tools/arguments.js";
 import { toGrammarSchema } from "../tools/grammar-schema.js";
 import { boundGrammarNumbers } from "./bounded-numbers.js";
@@ -28,7 +38,7 @@ import type { GeneratedToolCall, ToolSpec } from "../tools/types.js";
 import type { ResponseFormat } from "../tools/response-format.js";
 import { keptSlotScore, loadsKept, sharedPrefix, worthKeeping } from "./slots.js";
 import { PromptCache } from "./prompt-cache.js";
-import { describeModel, type ModelDescription } from "./model-description.js";
+import { describeModel } from "./model-description.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 import { batchUnderWay, llamaInternalsProblems, onBatch, patchState, queuedSequences } from "./llama-internals.js";
@@ -280,6 +290,8 @@ export class LlamaEngine implements InferenceEngine {
 
   /** The prompt as the model will read it, functions included: what a slot may already hold. */
   render(request: GenerateRequest): LlamaPrompt {
+    if (request.text)
+      return { tokens: textTokens(this.options.model, request.text), history: [], offered: { functions: undefined, forced: false } };
     const history = toChatHistory(request.messages, request.partialResponse);
     const offered = offeredFunctions(request);
     return { tokens: this.promptTokens(history, offered.functions), history, offered };
@@ -304,7 +316,9 @@ export class LlamaEngine implements InferenceEngine {
     const s = this.sequences[slot]!;
     const p = prompt as LlamaPrompt;
     const held = Math.min(sharedPrefix(s.chat.sequence.contextTokens, p.tokens), p.tokens.length);
-    const run = this.generateNow(s, request, p.history, p.offered, held, p.tokens.length, phase);
+    const run = request.text
+      ? this.completeNow(s, request.text, request, p.tokens.length, held, phase)
+      : this.generateNow(s, request, p.history, p.offered, held, p.tokens.length, phase);
     const settled = run.catch(() => undefined);
     this.inFlight.add(settled);
     void settled.finally(() => this.inFlight.delete(settled));
@@ -411,6 +425,34 @@ export class LlamaEngine implements InferenceEngine {
         { promptTokens, cachedTokens, maxTokens, toRead: whole - held },
         phase,
       );
+    } finally {
+      this.generating--;
+    }
+  }
+
+  /** A text completion in `slot` (inference/text-completion.ts), refused before reading when it does not fit. */
+  private async completeNow(
+    slot: ChatSlot,
+    text: TextPrompt,
+    request: GenerateRequest,
+    promptTokens: number,
+    held: number,
+    phase: (phase: SlotPhase) => void,
+  ): Promise<GenerateResult> {
+    phase("reading");
+    if (promptTokens + 1 >= this.contextSize) throw new ContextOverflow(promptTokens, this.contextSize);
+    const maxTokens = Math.min(request.maxTokens, this.contextSize - promptTokens - 1);
+    this.generating++;
+    try {
+      return await completeText(text, request, {
+        model: this.options.model,
+        sequence: slot.chat.sequence,
+        maxTokens,
+        sampling: this.sampling(request),
+        phase,
+        promptTokens,
+        cachedTokens: held,
+      });
     } finally {
       this.generating--;
     }

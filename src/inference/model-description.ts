@@ -1,27 +1,8 @@
 // The loaded model as a client's model list describes it (Ollama's /api/show and /api/tags):
 // read from its GGUF's metadata, never guessed from its file name.
 import { GgufFileType, type LlamaModel } from "node-llama-cpp";
-
-export interface ModelDescription {
-  /** The GGUF's architecture (qwen3, llama, gemma3…): Ollama's family. */
-  architecture: string;
-  /** Its size as its makers label it ("0.6B"), or as llama.cpp counts it. */
-  parameterSize: string;
-  /** The weights' type ("Q4_K_M", "F16"). */
-  quantization: string;
-  /** The file's size in bytes. */
-  bytes: number;
-  /** Tokens of context the server gives a conversation. */
-  contextLength: number;
-  /** The chat template in the GGUF; empty where it has none. */
-  template: string;
-  /** Whether its chat wrapper marks thoughts. */
-  thinks: boolean;
-  /** Whether it has fill-in-the-middle tokens. */
-  fillInMiddle: boolean;
-  /** The GGUF's metadata keys and values (scalars only), as Ollama's model_info. */
-  info: Record<string, string | number | boolean>;
-}
+import { fillsInMiddle } from "./text-completion.js";
+import type { ModelDescription } from "./engine.js";
 
 /** The GGUF's scalar metadata as dotted keys (tokenizer arrays left out: they are the vocabulary). */
 function flatten(value: unknown, prefix: string, out: Record<string, string | number | boolean>): void {
@@ -48,7 +29,7 @@ export function describeModel(model: LlamaModel, contextLength: number, thinks: 
     contextLength,
     template: meta.tokenizer?.chat_template ?? "",
     thinks,
-    fillInMiddle: [model.tokens.infill.prefix, model.tokens.infill.suffix, model.tokens.infill.middle].every((t) => t !== null),
+    fillInMiddle: fillsInMiddle(model),
     info,
   };
 }

@@ -49,6 +49,17 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
   };
 }
 
+/** What the web role asks of the model, where the process has it: its tokenizer, context, thinking channel and description. */
+export function modelServices(engine: InferenceEngine): Pick<WebServices, "countTokens" | "contextSize" | "thinks" | "describeModel"> {
+  const size = engine.contextSize;
+  return {
+    countTokens: async (text: string) => engine.countTokens(text),
+    ...(size ? { contextSize: async () => size } : {}),
+    thinks: async () => engine.thinks,
+    describeModel: async () => engine.describe?.(),
+  };
+}
+
 /** The web role: the HTTP API with the MCP endpoint beside it, over one set of services. */
 export async function startWebRole(s: Shared, services: WebServices): Promise<RunningServer> {
   const closing = new AbortController();

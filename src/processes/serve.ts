@@ -7,7 +7,7 @@ import { createLlamaEngine } from "../inference/create-engine.js";
 import type { InferenceWorker } from "../../workers/inference-worker.js";
 import type { Logger } from "../log.js";
 import { type DatabaseHandles, connect } from "./connect.js";
-import { webServices, startInferenceRole, startWebRole } from "./roles.js";
+import { modelServices, webServices, startInferenceRole, startWebRole } from "./roles.js";
 import type { WebServices } from "../web-services.js";
 import { StopStack, stopStepLimitMs } from "./stack.js";
 import { type MemoryServices, startMemoryServices } from "./memory-services.js";
@@ -42,14 +42,7 @@ export async function serve(config: Config, log: Logger, opts: { engine?: Infere
     const engine = opts.engine ?? (await createLlamaEngine(config, log));
     const mem = await startMemoryServices(s, db);
     const worker = await startInferenceRole(s, db, engine, mem);
-    const size = engine.contextSize;
-    const web = {
-      ...webServices(s, db, mem),
-      countTokens: async (text: string) => engine.countTokens(text),
-      ...(size ? { contextSize: async () => size } : {}),
-      thinks: async () => engine.thinks,
-      describeModel: async () => engine.describe?.(),
-    };
+    const web = { ...webServices(s, db, mem), ...modelServices(engine) };
     const server = await startWebRole(s, web);
     return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, mem, web, stop };
   } catch (err) {

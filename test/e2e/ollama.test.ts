@@ -82,9 +82,15 @@ t.test("generate: a prompt and a system message, whole and streamed; an empty pr
   const loaded = await ollama.generate({ model: "m", prompt: "" });
   t.equal(loaded.done_reason, "load", "an empty prompt only loads, as Ollama's");
   t.equal((await ollama.chat({ model: "m", messages: [] })).done_reason, "load");
-  const rawRes = await raw("/api/generate", { model: "m", prompt: "x", raw: true, stream: false });
-  t.equal(rawRes.status, 400);
-  t.match(await rawRes.json(), { error: /\/v1\/completions/ }, "a raw prompt is refused, saying where it is served");
+  const before = (await pool.query("select count(*)::int as n from messages")).rows[0].n;
+  const rawRes = (await ollama.generate({ model: "m", prompt: "<|im_start|>user\nhi", raw: true, options: { num_predict: 4 } })) as any;
+  t.ok(rawRes.done && rawRes.response.length > 0, "a raw prompt is completed as it is");
+  const turn = (await pool.query("select purpose, conversation_id from turns where id = $1", [rawRes.psyche.turn_id])).rows[0];
+  t.same([turn.purpose, turn.conversation_id], ["completion", null], "in no conversation");
+  t.equal((await pool.query("select count(*)::int as n from messages")).rows[0].n, before, "no message stored");
+  const fim = await raw("/api/generate", { model: "m", prompt: "def f(", suffix: "return x", stream: false });
+  t.equal(fim.status, 400, "a suffix for a model without fill-in-the-middle tokens");
+  t.match(await fim.json(), { error: /fill-in-the-middle/ });
 });
 
 t.test("tools: offered in Ollama's shape; a transcript with calls (no ids) and tool results is one conversation", async (t) => {

@@ -7,7 +7,7 @@ import type { Test } from "tap";
 import type { Hono } from "hono";
 import { createApp } from "../../src/http/app.js";
 import { mcpRoutes } from "../../src/mcp/http-route.js";
-import { startInferenceRole, webServices } from "../../src/processes/roles.js";
+import { modelServices, startInferenceRole, webServices } from "../../src/processes/roles.js";
 import { startMemoryServices, type MemoryServices } from "../../src/processes/memory-services.js";
 import { StopStack } from "../../src/processes/stack.js";
 import { createLogger } from "../../src/log.js";
@@ -51,13 +51,7 @@ export async function inProcessPsyche(
   const engine: InferenceEngine = opts.engine ?? new ScriptedEngine(() => ({ text: "ok" }));
   const mem = await startMemoryServices(s, db);
   const worker = await startInferenceRole(s, db, engine, mem);
-  const size = engine.contextSize;
-  const web: WebServices = {
-    ...webServices(s, db, mem),
-    countTokens: async (text: string) => engine.countTokens(text),
-    ...(size ? { contextSize: async () => size } : {}),
-    thinks: async () => engine.thinks,
-  };
+  const web: WebServices = { ...webServices(s, db, mem), ...modelServices(engine) };
   const app = createApp(web);
   app.route("/", mcpRoutes(web));
   const request = async (path: string, init: Omit<RequestInit, "body"> & { body?: unknown } = {}): Promise<Response> => {

@@ -273,7 +273,7 @@ export async function quietMoment(db: Queryable, startedAt: Date, presenceTtlSec
          (select max(greatest(last_seen_at, left_at)) from clients)) as at from turns
      )
      select extract(epoch from now() - (select at from last))::float8 as quiet,
-       (select conversation_id from turns order by created_at desc limit 1) as conversation_id,
+       (select conversation_id from turns where conversation_id is not null order by created_at desc limit 1) as conversation_id,
        extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream'))::float8 as since_dream,
        exists (select 1 from dream_journal where kind = 'idle' and started_at > (select at from last)) as thought_since_request,
        (select count(*)::int from clients where left_at is null and last_seen_at > now() - make_interval(secs => $2)) as present`,

@@ -12,7 +12,8 @@ export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
 
 export interface Turn {
   id: string;
-  conversation_id: string;
+  /** Null for a text completion (purpose "completion"), which belongs to no conversation. */
+  conversation_id: string | null;
   status: TurnStatus;
   model: string;
   temperature: number | null;
@@ -53,13 +54,19 @@ export interface Turn {
   logit_bias: Record<string, number> | null;
   /** A system message for this turn only (the Responses API's instructions). */
   instructions: string | null;
+  /** Why it was asked for: a chat, an exploration, or a text completion. */
+  purpose: TurnPurpose;
+  /** A text completion's prompt and suffix (migrations/000027_completions.sql); null for a conversation's turn. */
+  prompt: string | null;
+  suffix: string | null;
 }
 
 /** The columns of a Turn, read from `t`. */
 const TURN_COLUMNS = `t.id, t.conversation_id, t.status, t.model, t.temperature, t.top_p, t.top_k, t.max_tokens, t.seed, t.stop,
   t.stream, t.job_id, t.worker_id, t.attempts, t.content, t.reasoning, t.reasoning_tokens, t.thought_budget, t.finish_reason, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
   t.error, t.cancel_requested_at, t.created_at, t.started_at, t.finished_at, t.prompt_end_position, t.tools, t.tool_choice,
-  t.tool_calls, t.parallel_tool_calls, t.response_format, t.presence_penalty, t.frequency_penalty, t.logit_bias, t.instructions`;
+  t.tool_calls, t.parallel_tool_calls, t.response_format, t.presence_penalty, t.frequency_penalty, t.logit_bias, t.instructions,
+  t.purpose, t.prompt, t.suffix`;
 
 /** A Turn's columns, from `alias` instead of `t`. */
 export const turnColumns = (alias: string) => TURN_COLUMNS.replace(/\bt\./g, `${alias}.`);
@@ -93,8 +100,9 @@ export interface NewTurn {
   scope?: string;
 }
 
+/** The purposes a client may name (X-Psyche-Purpose); a text completion is its own route's. */
 export const TURN_PURPOSES = ["chat", "exploration"] as const;
-export type TurnPurpose = (typeof TURN_PURPOSES)[number];
+export type TurnPurpose = (typeof TURN_PURPOSES)[number] | "completion";
 
 export interface TurnWithMessages extends NewTurn {
   turnId: string;
@@ -156,6 +164,47 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages,
     await db.query(statement.text, statement.values);
   } catch (err) {
     if (failedRequirement(err, JOB_QUEUED)) throw new Error("pg-boss did not accept the chat job", { cause: err });
+    throw err;
+  }
+}
+
+/** A text completion as it is queued: its prompt (and suffix) on the turn, no conversation. */
+export interface NewCompletion {
+  turnId: string;
+  jobId: string;
+  model: string;
+  prompt: string;
+  suffix: string | null;
+  temperature: number | null;
+  topP: number | null;
+  topK: number | null;
+  maxTokens: number;
+  seed: number | null;
+  stop: string[];
+  stream: boolean;
+  presencePenalty: number | null;
+  frequencyPenalty: number | null;
+  logitBias: Record<string, number> | null;
+}
+
+/** Stores a queued text completion and queues its job, in one statement (as insertTurnWithMessages does a chat's). */
+export async function insertCompletion(db: Queryable, t: NewCompletion, job: ForeignStatement): Promise<void> {
+  const statement = build(
+    sql`with job as (${foreign(job)}),
+     turn as (
+       insert into turns (id, conversation_id, model, temperature, top_p, top_k, max_tokens, seed, stop, stream, job_id,
+                          presence_penalty, frequency_penalty, logit_bias, purpose, prompt, suffix)
+       values (${t.turnId}, null, ${t.model}, ${t.temperature}, ${t.topP}, ${t.topK}, ${t.maxTokens}, ${t.seed}, ${t.stop}, ${t.stream},
+               ${t.jobId}, ${t.presencePenalty}, ${t.frequencyPenalty},
+               ${t.logitBias && Object.keys(t.logitBias).length ? JSON.stringify(t.logitBias) : null}::jsonb, 'completion', ${t.prompt}, ${t.suffix})
+       returning id)
+     select (select count(*) from turn) as inserted, psyche_require((select count(*) from job) = 1, ${JOB_QUEUED}) as queued`,
+    job,
+  );
+  try {
+    await db.query(statement.text, statement.values);
+  } catch (err) {
+    if (failedRequirement(err, JOB_QUEUED)) throw new Error("pg-boss did not accept the completion's job", { cause: err });
     throw err;
   }
 }
@@ -303,6 +352,8 @@ export async function finishTurn(
          select f.conversation_id, coalesce((select max(position) from messages where conversation_id = f.conversation_id), 0) + 1,
                 ${m.roles[0]}, ${m.contents[0]}, ${m.names[0]}, ${m.toolCalls[0]}::jsonb, ${m.toolCallIds[0]}, f.id
          from fin f
+         -- A text completion belongs to no conversation: its text is the turn's alone.
+         where f.conversation_id is not null
          returning 1),
        ${
          tail

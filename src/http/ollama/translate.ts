@@ -2,6 +2,7 @@
 // place Ollama's fields are read. Pure, as http/chat/translate.ts is: the body and headers in,
 // the turn request and what the reply needs out.
 import type { TurnRequest } from "../../conversation/turn-request.js";
+import type { CompletionRequest } from "../../conversation/open-completion.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { requestTools } from "../../tools/request-tools.js";
 import { requestResponseFormat } from "../../tools/response-format.js";
@@ -21,6 +22,8 @@ import type { z } from "zod";
 export interface OllamaTranslation {
   /** Null: nothing to generate (no messages, or an empty prompt): Ollama's way to load a model, answered at once. */
   request: TurnRequest | null;
+  /** Instead of a turn: a raw prompt, or one with a suffix, completed as it is (conversation/open-completion.ts). */
+  completion?: CompletionRequest | undefined;
   ignored: string[];
   stream: boolean;
 }
@@ -161,16 +164,31 @@ export function ollamaChatRequest(body: Record<string, unknown>, header: HeaderO
 /**
  * /api/generate as a turn of its own: the system message and the prompt, through the model's
  * template and the persona, as Ollama renders them. A raw prompt or a suffix (text completion,
- * fill-in-the-middle) is not a conversation, and is refused here until served as one.
+ * fill-in-the-middle) is not a conversation: it is completed as it is, as on /v1/completions.
  */
 export function ollamaGenerateRequest(body: Record<string, unknown>, header: HeaderOf, o: TranslateOptions): OllamaTranslation {
   const { req, ignored } = parse(OllamaGenerateRequestSchema, body, o.strict);
   const stream = req.stream ?? true;
-  if (req.raw) throw invalidRequest("raw: a raw prompt is not served on /api/generate; POST /v1/completions takes one", "raw");
-  if (req.suffix)
-    throw invalidRequest("suffix: fill-in-the-middle is not served on /api/generate; POST /v1/completions takes a suffix", "suffix");
   if (!req.prompt) return { request: null, ignored, stream };
   const options = readOptions(req.options);
+  if (req.raw || req.suffix) {
+    if (req.format)
+      throw invalidRequest("format cannot be combined with raw or suffix on this server: a text completion has no format", "format");
+    const unread = [...(req.system ? ["system"] : []), ...(req.think !== undefined && req.think !== null ? ["think"] : [])];
+    return {
+      request: null,
+      completion: {
+        model: req.model,
+        prompt: req.prompt,
+        suffix: req.suffix || null,
+        sampling: options.sampling,
+        budget: options.budget,
+        stream,
+      },
+      ignored: [...ignored, ...options.ignored, ...unread, ...(req.context?.length ? ["context"] : [])],
+      stream,
+    };
+  }
   const request: TurnRequest = {
     model: req.model,
     messages: [...(req.system ? [{ role: "system" as const, content: req.system }] : []), { role: "user", content: req.prompt }],

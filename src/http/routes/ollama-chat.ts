@@ -3,6 +3,9 @@
 // the reply relayed as NDJSON or sent whole. Ollama streams unless told not to.
 import { Hono, type Context } from "hono";
 import { openTurn } from "../../conversation/open-turn.js";
+import { openCompletion } from "../../conversation/open-completion.js";
+import { refuseUnfillableSuffix } from "../completions/translate.js";
+import type { TurnFollower } from "../../conversation/follow-turn.js";
 import { finishedTurn } from "../../conversation/finished-turn.js";
 import { getTurn } from "../../db/sql/turns.js";
 import { firstEventAt } from "../../db/sql/turn-events.js";
@@ -29,8 +32,18 @@ export function ollamaChatRoutes(deps: WebServices): Hono {
   const app = new Hono();
   const route = (shape: OllamaShape, translate: Translate) => async (c: Context) => {
     const body = await readJsonObject(c);
-    const { request, ignored, stream } = translate(body, (h) => c.req.header(h), { strict: deps.strictParams, scope: requestScope(c) });
+    const { request, completion, ignored, stream } = translate(body, (h) => c.req.header(h), {
+      strict: deps.strictParams,
+      scope: requestScope(c),
+    });
     const model = typeof body.model === "string" ? body.model : deps.modelId;
+    if (completion) {
+      await refuseUnfillableSuffix(deps, completion);
+      const opened = await openCompletion(deps, completion);
+      reportIgnored(c, deps, `ollama.${shape}`, ignored);
+      c.header("X-Psyche-Turn", opened.turnId);
+      return answer(c, shape, model, opened, stream);
+    }
     if (!request) {
       reportIgnored(c, deps, `ollama.${shape}`, ignored);
       const loaded = ollamaLoaded(shape, model);
@@ -41,6 +54,16 @@ export function ollamaChatRoutes(deps: WebServices): Hono {
     const turn = await openTurn(deps, request);
     reportIgnored(c, deps, `ollama.${shape}`, [...ignored, ...turn.ignored]);
     turnHeaders(c, turn);
+    return answer(c, shape, model, turn, stream);
+  };
+  /** The reply relayed as NDJSON, or whole once the turn ends (a client that goes away does not cancel it). */
+  const answer = async (
+    c: Context,
+    shape: OllamaShape,
+    model: string,
+    turn: { turnId: string; follower: TurnFollower },
+    stream: boolean,
+  ) => {
     if (stream)
       return relayTurn(c, deps, {
         follower: turn.follower,
@@ -50,7 +73,6 @@ export function ollamaChatRoutes(deps: WebServices): Hono {
         frames: ollamaStreamFrames(shape, model, turn.turnId),
         headers: ndjsonHeaders,
       });
-    // Not streaming: wait for the closing event. A client that goes away does not cancel it.
     const finished = await finishedTurn(deps, turn.follower, c.req.raw.signal);
     return c.json(ollamaClosing(shape, model, { turn: finished, firstEventAt: await firstEventAt(deps.pool, finished.id) }, true));
   };

@@ -7,7 +7,7 @@ import { Hono, type Context } from "hono";
 import { stream } from "hono/streaming";
 import type { z } from "zod";
 import { fromZodError, invalidRequest } from "../../errors.js";
-import type { ModelDescription } from "../../inference/model-description.js";
+import type { ModelDescription } from "../../inference/engine.js";
 import { words } from "../../memory/analyzer.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";

@@ -74,7 +74,7 @@ export function responseRoutes(deps: WebServices): Hono {
   /** The response; with ?stream=true its events from the start, or after `starting_after`. */
   app.get("/v1/responses/:id", async (c) => {
     const row = await visibleResponse(deps, c.req.param("id"));
-    c.header("X-Psyche-Conversation", row.conversation_id);
+    c.header("X-Psyche-Conversation", row.conversation_id ?? undefined);
     if (c.req.query("stream") !== "true") return c.json(responseObject(row));
     const after = z.coerce
       .number()

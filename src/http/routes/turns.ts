@@ -52,7 +52,7 @@ export function turnRoutes(deps: WebServices): Hono {
     if (!after.success) throw invalidRequest("after / Last-Event-ID must be a non-negative integer", "after");
     const turn = await getTurn(deps.pool, id);
     if (!turn) throw notFound(id);
-    c.header("X-Psyche-Conversation", turn.conversation_id);
+    if (turn.conversation_id) c.header("X-Psyche-Conversation", turn.conversation_id);
     return relayTurn(c, deps, {
       follower: new TurnFollower(deps, id),
       fresh: false,
