@@ -190,6 +190,54 @@ t.test("Codex: its session is the conversation; other tools and reasoning are ig
   t.equal(request.stream, true);
 });
 
+t.test("Codex's newer models: tools sent as additional_tools items, and text.verbosity, are served and named", async (t) => {
+  // The shape Codex 0.169 sends its default model (gpt-6.1-sol), cut down: its tools in the
+  // input, in namespaces, and a verbosity hint with every request.
+  const fn = (name: string) => ({ type: "function", name, description: "", strict: false, parameters: { type: "object", properties: {} } });
+  const body = {
+    model: "gpt-6.1-sol",
+    stream: true,
+    input: [
+      {
+        type: "additional_tools",
+        id: "at_1",
+        role: "developer",
+        tools: [
+          { type: "namespace", name: "functions", description: "", tools: [{ type: "custom", name: "exec" }, fn("wait")] },
+          fn("sleep"),
+        ],
+      },
+      { type: "message", role: "developer", content: [{ type: "input_text", text: "You are Codex." }] },
+      { type: "message", role: "user", content: [{ type: "input_text", text: "Say hello" }] },
+    ],
+    tools: [],
+    text: { verbosity: "low" },
+    reasoning: { effort: "low", context: "all_turns" },
+    client_metadata: { session_id: "s" },
+  };
+  const { request, ignored } = responsesRequest(body, () => undefined, lenient);
+  t.same(
+    request.messages.map((m) => [m.role, m.content]),
+    [
+      ["system", "You are Codex."],
+      ["user", "Say hello"],
+    ],
+  );
+  t.same(
+    (request.tools ?? []).map((x) => x.name),
+    ["sleep"],
+    "a function among them joins the request's tools",
+  );
+  for (const named of ["input:additional_tools", "tools:namespace:functions", "text.verbosity", "client_metadata"])
+    t.ok(ignored.includes(named), `${named} named as ignored`);
+  const { client_metadata: _, ...known } = body;
+  t.throws(
+    () => responsesRequest(known, () => undefined, { ...lenient, strict: true }),
+    /additional_tools/,
+    "refused under --strict-params",
+  );
+});
+
 t.test("openai: responses, and one continuing another", async (t) => {
   const [first, next] = onPath("openai", "/v1/responses");
   const a = responsesRequest(first!.body, header(first!), lenient).request;

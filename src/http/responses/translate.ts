@@ -54,6 +54,24 @@ function withoutOtherTools(body: Record<string, unknown>): { body: Record<string
     : { body, dropped };
 }
 
+/**
+ * Codex's newer models are sent their tools in the input, as `additional_tools` items (a
+ * developer's list, namespaces of functions among them), not in `tools`: the items are taken
+ * out, named, and their tools join the request's, where the ones that are not functions are
+ * ignored and named as there (withoutOtherTools).
+ */
+function liftAdditionalTools(body: Record<string, unknown>): { body: Record<string, unknown>; dropped: string[] } {
+  if (!Array.isArray(body.input)) return { body, dropped: [] };
+  const isLifted = (item: unknown) => typeof item === "object" && item !== null && (item as { type?: unknown }).type === "additional_tools";
+  const lifted = body.input.filter(isLifted) as { tools?: unknown }[];
+  if (!lifted.length) return { body, dropped: [] };
+  const tools = [
+    ...(Array.isArray(body.tools) ? body.tools : []),
+    ...lifted.flatMap((item) => (Array.isArray(item.tools) ? item.tools : [])),
+  ];
+  return { body: { ...body, input: body.input.filter((item) => !isLifted(item)), tools }, dropped: ["input:additional_tools"] };
+}
+
 /** Codex's `session-id` header (a UUID) as a conversation id. */
 function codexConversation(header: string | undefined): string | undefined {
   return header && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(header)
@@ -69,7 +87,8 @@ export interface ResponsesTranslation {
 
 export function responsesRequest(body: Record<string, unknown>, header: HeaderOf, o: TranslateOptions): ResponsesTranslation {
   const ignored = fieldsToIgnore(body, { known: ResponsesRequestSchema.shape, notHonoured: RESPONSES_NOT_HONOURED }, o.strict);
-  const { body: functionsOnly, dropped } = o.strict ? { body, dropped: [] } : withoutOtherTools(body);
+  const lifted = o.strict ? { body, dropped: [] } : liftAdditionalTools(body);
+  const { body: functionsOnly, dropped } = o.strict ? lifted : withoutOtherTools(lifted.body);
   const parsed = ResponsesRequestSchema.safeParse(withoutFields(functionsOnly, ignored));
   if (!parsed.success) throw fromZodError(parsed.error);
   const req = parsed.data;
@@ -108,5 +127,7 @@ export function responsesRequest(body: Record<string, unknown>, header: HeaderOf
     stream: req.stream ?? false,
     record: { items, store: req.store ?? true, metadata: req.metadata ?? null },
   };
-  return { request, ignored: [...ignored, ...dropped] };
+  // A hint of how long to answer: the model writes as it writes, and the hint is named.
+  const hints = req.text?.verbosity ? ["text.verbosity"] : [];
+  return { request, ignored: [...ignored, ...lifted.dropped, ...dropped, ...hints] };
 }

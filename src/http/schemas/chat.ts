@@ -102,5 +102,4 @@ export const CHAT_NOT_HONOURED: Record<string, string> = {
   web_search_options: "web search is not available on this server",
   functions: "functions is OpenAI's deprecated form: send tools",
   function_call: "function_call is OpenAI's deprecated form: send tool_choice",
-  verbosity: "verbosity is not available on this server",
 };

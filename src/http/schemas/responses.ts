@@ -212,7 +212,8 @@ export const ResponsesRequestSchema = z
     text: z
       .object({
         format: TextFormatSchema.nullish(),
-        verbosity: z.null({ error: "text.verbosity is not available on this server" }).nullish(),
+        // Read to be named as ignored (http/responses/translate.ts): Codex sends it with every request.
+        verbosity: z.enum(["low", "medium", "high"], { error: "text.verbosity must be low, medium or high" }).nullish(),
       })
       .strict()
       .nullish(),
