@@ -1,6 +1,7 @@
 // --stream-flush-ms spaces a stream's writes: the first piece of text is written at once, and
 // what comes within the spacing after it waits to go out together. A scripted engine hands over
-// pieces of text 30 ms apart; everything around it is real.
+// pieces of text with the pauses a test gives (the rest at once after the first, so that a
+// loaded machine's slow timers cannot spread them past the spacing); everything else is real.
 import t, { type Test } from "tap";
 import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
 import { ScriptedEngine } from "../helpers/scripted-engine.js";
@@ -9,22 +10,24 @@ import { startPsyche } from "../helpers/psyche.js";
 const PIECES = ["Once ", "upon ", "a ", "time ", "there ", "was."];
 
 class PacedEngine extends ScriptedEngine {
-  constructor() {
+  /** `pauses[i]`: ms after piece i (the last repeats). */
+  constructor(private readonly pauses: readonly number[]) {
     super(() => ({ text: PIECES.join("") }));
   }
 
   override async generate(request: GenerateRequest): Promise<GenerateResult> {
-    for (const piece of PIECES) {
+    for (const [i, piece] of PIECES.entries()) {
       request.onText?.(piece, 1);
-      await new Promise((r) => setTimeout(r, 30));
+      const pause = this.pauses[Math.min(i, this.pauses.length - 1)]!;
+      if (pause) await new Promise((r) => setTimeout(r, pause));
     }
     const result = await super.generate({ ...request, onText: undefined });
     return { ...result, completionTokens: PIECES.length };
   }
 }
 
-async function deltas(flushMs: number, t: Test) {
-  const psyche = await startPsyche(t, { streamFlushMs: flushMs, recallPromptTokens: 0 }, { engine: new PacedEngine() });
+async function deltas(flushMs: number, pauses: readonly number[], t: Test) {
+  const psyche = await startPsyche(t, { streamFlushMs: flushMs, recallPromptTokens: 0 }, { engine: new PacedEngine(pauses) });
   const res = await fetch(`${psyche.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -40,12 +43,12 @@ async function deltas(flushMs: number, t: Test) {
 }
 
 t.test("a spacing longer than the reply: the first piece at once, the rest in one write", async (t) => {
-  const written = await deltas(1000, t);
+  const written = await deltas(1000, [50, 0], t);
   t.same(written, [PIECES[0], PIECES.slice(1).join("")]);
 });
 
 t.test("a spacing shorter than the pieces' own: a write for each", async (t) => {
-  const written = await deltas(10, t);
+  const written = await deltas(10, [150], t);
   t.equal(written.join(""), PIECES.join(""));
   t.ok(written.length > 2, `${written.length} writes`);
 });
