@@ -20,6 +20,7 @@ export const COMMANDS = [
   "uninstall",
   "chat",
   "memory",
+  "launch",
 ] as const;
 export type Command = (typeof COMMANDS)[number];
 
@@ -62,6 +63,10 @@ Commands:
   memory import <file>
               NDJSON memories or plain text lines into a running server: idempotent by id,
               re-embedded; says what it added, skipped and refused (by line number)
+  launch <agent> [--print] [-- agent args]
+              run a coding agent (claude, codex, opencode, qwen, or any other installed one) pointed
+              at Psyche, starting Psyche in the background when it is not running; the agent's own
+              config files are left alone. --print shows the environment and config instead
   install claude-code [--project] [--http] [--dry-run]
               add Psyche's hooks and MCP server to Claude Code's settings (user, or this project's)
   uninstall claude-code [--project] [--dry-run]
@@ -78,6 +83,7 @@ ${Object.entries(ENV_NAMES)
   --project                   \`psyche install|uninstall\`: this project's .claude/settings.json and .mcp.json
   --http                      \`psyche install\`: HTTP hooks (no process per call) but for session-start
   --dry-run                   \`psyche install|uninstall\`: show the changes, write nothing
+  --print                     \`psyche launch\`: show the agent's environment and config, run nothing
   --help
 `;
 
@@ -95,6 +101,7 @@ export interface ParsedArgs {
   http: boolean;
   dryRun: boolean;
   embeddings: boolean;
+  print: boolean;
 }
 
 export function parseCli(argv: string[]): ParsedArgs {
@@ -107,6 +114,7 @@ export function parseCli(argv: string[]): ParsedArgs {
     http: { type: "boolean" },
     "dry-run": { type: "boolean" },
     embeddings: { type: "boolean" },
+    print: { type: "boolean" },
   };
   for (const key of Object.keys(ENV_NAMES))
     options[flagName(key)] = { type: key === "quiet" || key === "strictParams" ? "boolean" : "string" };
@@ -129,6 +137,7 @@ export function parseCli(argv: string[]): ParsedArgs {
       http: false,
       dryRun: false,
       embeddings: false,
+      print: false,
     };
   if (!command) throw new UsageError(`no command given\n\n${USAGE}`);
   if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'\n\n${USAGE}`);
@@ -149,5 +158,6 @@ export function parseCli(argv: string[]): ParsedArgs {
     http: parsed.values.http === true,
     dryRun: parsed.values["dry-run"] === true,
     embeddings: parsed.values.embeddings === true,
+    print: parsed.values.print === true,
   };
 }

@@ -19,6 +19,7 @@ import { runMcp } from "./processes/mcp.js";
 import { daemonStatus, showLogs, startDaemon, stopDaemon } from "./processes/daemon.js";
 import { applyChanges, planInstall, planUninstall } from "./agents/claude-code-settings.js";
 import { exportCommand, importCommand, progressBar } from "./processes/memory-transfer.js";
+import { runLaunch } from "./processes/launch.js";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -180,6 +181,16 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
       for (const r of report.refused.slice(0, 20)) say(`  line ${r.line}: ${r.error}`);
       if (report.refused.length > 20) say(`  ... and ${report.refused.length - 20} more`);
       if (report.refused.length) process.exitCode = 1;
+      return;
+    }
+    case "launch": {
+      const [agent, ...agentArgs] = args.rest;
+      if (!agent) throw new UsageError(`psyche launch needs an agent: claude, codex, opencode, qwen, or any installed one\n\n${USAGE}`);
+      const at = process.argv.indexOf("--");
+      const serveArgs = process.argv
+        .slice(process.argv.indexOf("launch") + 1, at === -1 ? undefined : at)
+        .filter((a) => a !== agent && a !== "--print");
+      process.exitCode = await runLaunch(config, agent, agentArgs, { print: args.print, cli: process.argv[1]!, serveArgs, say });
       return;
     }
     case "install":

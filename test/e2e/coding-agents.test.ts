@@ -11,7 +11,7 @@ import t from "tap";
 import { loadConfig } from "../../src/config.js";
 import { until } from "../helpers/until.js";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startPsyche } from "../helpers/psyche.js";
 import { runCli } from "../helpers/processes.js";
@@ -148,6 +148,37 @@ t.test("each agent completes a turn on Psyche", async (t) => {
     t.equal(run.code, 0, `${run.out}\n${run.err}`);
     t.ok(run.out.trim().length > 0, "it printed the reply");
     t.ok((await turns("codex-%")) > before, "the turn was Psyche's, in the conversation Codex's session-id header names");
+  });
+
+  t.test("psyche launch: Codex and Claude Code pointed at the running Psyche, their own config files untouched", async (t) => {
+    const home = t.testdir();
+    const work = join(home, "work");
+    mkdirSync(work);
+    const env = { HOME: home, PSYCHE_PORT: String(psyche.port), PSYCHE_DATA_DIR: join(home, "data"), ...quiet };
+    const codexBefore = await turns("codex-%");
+    const codex = await runCli(["launch", "codex", "--", "exec", "--skip-git-repo-check", "Say hello"], env, work);
+    t.equal(codex.code, 0, codex.out);
+    t.ok((await turns("codex-%")) > codexBefore, "Codex's turn was Psyche's");
+    t.notOk(existsSync(join(home, ".codex", "config.toml")), "Codex's config.toml was not written");
+    const claudeBefore = await turns("claude-code-%");
+    const claude = await runCli(["launch", "claude", "--", "-p", "Say hello", "--max-turns", "1"], env, work);
+    t.equal(claude.code, 0, claude.out);
+    t.ok((await turns("claude-code-%")) > claudeBefore, "Claude Code's turn was Psyche's");
+    t.notOk(existsSync(join(home, ".claude", "settings.json")), "Claude Code's settings were not written");
+
+    // --print: the environment and command, run as a user would paste them into a shell.
+    const printed = await runCli(["launch", "codex", "--print", "--", "exec", "--skip-git-repo-check", "Say hello again"], env, work);
+    t.equal(printed.code, 0, printed.out);
+    t.match(printed.out, new RegExp(`base_url="http://127.0.0.1:${psyche.port}/v1"`), "it names the running Psyche");
+    const before = await turns("codex-%");
+    const pasted = await runAgent(
+      "bash",
+      ["-c", printed.out],
+      { HOME: home, PATH: `${join(root, "scripts/coding-agents/node_modules/.bin")}:${process.env.PATH ?? ""}` },
+      work,
+    );
+    t.equal(pasted.code, 0, `${pasted.out}\n${pasted.err}`);
+    t.ok((await turns("codex-%")) > before, "the printed configuration works");
   });
 
   t.test("OpenCode (opencode run), as an openai-compatible provider", async (t) => {
