@@ -16,7 +16,7 @@ import { runMigrate } from "./processes/migrate.js";
 import { runWeb } from "./processes/web.js";
 import { runInference } from "./processes/inference.js";
 import { runMcp } from "./processes/mcp.js";
-import { daemonStatus, showLogs, startDaemon, stopDaemon } from "./processes/daemon.js";
+import { claimPidFile, daemonStatus, showLogs, startDaemon, stopDaemon } from "./processes/daemon.js";
 import { applyChanges, planInstall, planUninstall } from "./agents/claude-code-settings.js";
 import { exportCommand, importCommand, progressBar } from "./processes/memory-transfer.js";
 import { runLaunch } from "./processes/launch.js";
@@ -49,11 +49,16 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
   switch (args.command) {
     case "serve": {
       const psyche = await serve(config, log);
+      // Its own PID file, however it was started: `psyche start`, `status`, `stop` and the hooks find it.
+      const release = claimPidFile(config.dataDir, psyche.url);
       if (!config.quiet) {
         say(`Psyche is listening on ${psyche.url} (OpenAI base URL: ${psyche.url}/v1, model "${config.modelId}")`);
         if (!config.databaseUrl) say(`Embedded database while this runs: psql "${psyche.databaseUrl}"`);
       }
-      untilSignal(psyche.stop, log);
+      untilSignal(async () => {
+        await psyche.stop();
+        release();
+      }, log);
       return;
     }
     case "start": {

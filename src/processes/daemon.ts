@@ -1,7 +1,9 @@
 // `psyche start | stop | status | logs`: Psyche as a background server that coding-agent hooks
 // and tools reach over HTTP (docs/configuration.md, `start`). The PID file
-// (<data-dir>/psyche.pid, 0600) holds the server's pid and URL; one that names a dead process is
-// stale and cleaned up with a note. The server's output goes to <data-dir>/logs/psyche.log,
+// (<data-dir>/psyche.pid, 0600) holds the server's pid and URL; the server writes it once it
+// listens and removes it when it stops (claimPidFile). One that names a dead process, or a live
+// one that is not a Psyche server (its pid reused), is stale: cleaned up with a note, never
+// trusted or signalled. The server's output goes to <data-dir>/logs/psyche.log,
 // which each start rotates once it has grown past LOG_ROTATE_BYTES.
 import { spawn } from "node:child_process";
 import {
@@ -37,7 +39,25 @@ export type PidFile = z.infer<typeof PidFileSchema>;
 export const pidPath = (dataDir: string) => join(dataDir, "psyche.pid");
 export const logPath = (dataDir: string) => join(dataDir, "logs", "psyche.log");
 
-/** What the PID file says, and whether its process lives; undefined when there is none. */
+/**
+ * Whether `pid` is a Psyche server (`psyche serve`, by `psyche start`, `npm start` or by hand),
+ * by its command line; undefined where the system does not say (no /proc).
+ */
+export function isPsycheServer(pid: number): boolean | undefined {
+  let raw: string;
+  try {
+    raw = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+  } catch {
+    return existsSync("/proc/self/cmdline") ? false : undefined;
+  }
+  const args = raw.split("\0").filter(Boolean);
+  return args.includes("serve") && args.some((a) => /(^|\/)(cli\.js|psyche(\.cjs|\.js)?)$/.test(a));
+}
+
+/** Why a PID file's process is not the server it names: dead, or a pid reused by another program. */
+export const staleReason = (pid: number) => (processAlive(pid) ? `pid ${pid} is not a Psyche server` : `pid ${pid} is not running`);
+
+/** What the PID file says, and whether its process is a live Psyche server; undefined when there is none. */
 export function readPidFile(
   dataDir: string,
 ): { file: PidFile; alive: boolean } | { file: null; alive: false; unreadable: string } | undefined {
@@ -55,11 +75,33 @@ export function readPidFile(
     parsed = undefined;
   }
   if (!parsed?.success) return { file: null, alive: false, unreadable: text.slice(0, 80) };
-  return { file: parsed.data, alive: processAlive(parsed.data.pid) };
+  const pid = parsed.data.pid;
+  // While `psyche start` starts the server, the file names the starting command itself.
+  return { file: parsed.data, alive: processAlive(pid) && (parsed.data.starting === true || isPsycheServer(pid) !== false) };
 }
 
 const writePidFile = (dataDir: string, file: PidFile, exclusive = false) =>
   writeFileSync(pidPath(dataDir), `${JSON.stringify(file)}\n`, { mode: 0o600, flag: exclusive ? "wx" : "w" });
+
+/**
+ * The server's own claim, once it listens: its pid and URL in the PID file, unless another live
+ * Psyche server holds it. Returns the release, which removes the file if it still names this
+ * process: call it on every exit the process sees.
+ */
+export function claimPidFile(dataDir: string, url: string): () => void {
+  const held = readPidFile(dataDir);
+  if (held?.alive && held.file.pid !== process.pid && held.file.pid !== process.ppid) return () => undefined;
+  mkdirSync(dataDir, { recursive: true });
+  writePidFile(dataDir, { pid: process.pid, url, started_at: new Date().toISOString(), version: PSYCHE_VERSION });
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    if (readPidFile(dataDir)?.file?.pid === process.pid) removePidFile(dataDir);
+  };
+  process.once("exit", release);
+  return release;
+}
 
 function removePidFile(dataDir: string): void {
   try {
@@ -106,7 +148,7 @@ export async function startDaemon(
     );
   }
   if (existing) {
-    note = existing.file ? `removed a stale PID file (pid ${existing.file.pid} is not running)` : "removed an unreadable PID file";
+    note = existing.file ? `removed a stale PID file (${staleReason(existing.file.pid)})` : "removed an unreadable PID file";
     removePidFile(config.dataDir);
   }
   try {
@@ -180,7 +222,7 @@ export async function stopDaemon(config: Config): Promise<{ stopped: boolean; pi
     removePidFile(config.dataDir);
     return {
       stopped: false,
-      note: current.file ? `removed a stale PID file (pid ${current.file.pid} is not running)` : "removed an unreadable PID file",
+      note: current.file ? `removed a stale PID file (${staleReason(current.file.pid)})` : "removed an unreadable PID file",
     };
   }
   const { pid } = current.file;
@@ -211,7 +253,7 @@ export async function daemonStatus(config: Config): Promise<DaemonStatus> {
     return {
       running: false,
       note: current.file
-        ? `the PID file names pid ${current.file.pid}, which is not running (stale; \`psyche start\` cleans it up)`
+        ? `the PID file is stale (${staleReason(current.file.pid)}; \`psyche start\` cleans it up)`
         : "the PID file is unreadable",
     };
   const { file } = current;

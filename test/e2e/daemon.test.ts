@@ -1,12 +1,14 @@
 // psyche start / status / logs / stop as a person runs them: real processes, a real server in
 // the background, its PID file (mode and content), a second start refused, a stale PID file
-// cleaned up, and a start that fails showing the log's last lines.
+// (a dead pid, or a live one that is not Psyche) cleaned up and never signalled, a start that
+// fails showing the log's last lines, and a foreground server's own PID file, gone when it stops.
 import t from "tap";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, runCli } from "../helpers/processes.js";
 import { serverDir } from "../helpers/testdir.js";
+import { until } from "../helpers/until.js";
 
 if (!existsSync(CLI)) {
   t.fail(`${CLI} is missing: run npm run build (npm test does)`);
@@ -102,4 +104,46 @@ t.test("a start that fails says why, with the log's last lines, and leaves no PI
   t.match(failed.out, /exited \(code \d+\) before it listened/);
   t.match(failed.out, /no-such-model\.gguf/, "the log's lines say what went wrong");
   t.notOk(existsSync(pidFile));
+});
+
+t.test("a PID file naming a live process that is not Psyche (its pid reused) is stale: never trusted or signalled", async (t) => {
+  const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"]);
+  t.teardown(() => other.kill("SIGKILL"));
+  writeFileSync(
+    pidFile,
+    JSON.stringify({ pid: other.pid, url: "http://127.0.0.1:1", started_at: new Date().toISOString(), version: "0" }),
+    {
+      mode: 0o600,
+    },
+  );
+  const status = await cli("status");
+  t.equal(status.code, 3, status.out);
+  t.match(status.out, new RegExp(`stale \\(pid ${other.pid} is not a Psyche server`));
+  const stop = await cli("stop");
+  t.match(stop.out, /not running/);
+  t.ok(alive(other.pid!), "the other process was not signalled");
+  writeFileSync(pidFile, JSON.stringify({ pid: other.pid, url: null, started_at: new Date().toISOString(), version: "0" }), {
+    mode: 0o600,
+  });
+  const started = await cli("start");
+  t.equal(started.code, 0, started.out);
+  t.match(started.out, new RegExp(`note: removed a stale PID file \\(pid ${other.pid} is not a Psyche server\\)`));
+  t.equal((await cli("stop")).code, 0);
+  t.ok(alive(other.pid!), "still not signalled");
+});
+
+t.test("psyche serve in the foreground writes its own PID file, and removes it when stopped by SIGTERM", async (t) => {
+  const server = spawn(process.execPath, [CLI, "serve", ...flags], { env, stdio: "ignore" });
+  const exited = new Promise((r) => server.once("exit", r));
+  const file = await until("the server's PID file", async () => {
+    if (!existsSync(pidFile)) return undefined;
+    const parsed = JSON.parse(readFileSync(pidFile, "utf8")) as { pid: number; url: string | null };
+    return parsed.pid === server.pid && parsed.url ? parsed : undefined;
+  });
+  const status = await cli("status");
+  t.equal(status.code, 0, status.out);
+  t.match(status.out, new RegExp(`running: pid ${server.pid}, ${file.url!.replace(/[.]/g, "\\.")}`));
+  server.kill("SIGTERM");
+  await exited;
+  t.notOk(existsSync(pidFile), "the PID file is gone with the server");
 });
