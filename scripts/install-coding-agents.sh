@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the coding agents that test/e2e/coding-agents.test.ts runs (Claude Code, Codex,
-# OpenCode, Qwen Code) into scripts/coding-agents/node_modules: hundreds of MB that a user who
+# OpenCode, Qwen Code, and Cline's CLI over Ollama's API) into scripts/coding-agents/node_modules: hundreds of MB that a user who
 # only runs Psyche never needs, so they are not in Psyche's own package.json. npm's cache makes
 # a second install fast; an install that is already complete is left as it is.
 set -euo pipefail
@@ -14,7 +14,7 @@ rm -f "$ready"
 npm install --no-audit --no-fund --ignore-scripts --loglevel=error
 node node_modules/@anthropic-ai/claude-code/install.cjs
 (cd node_modules/opencode-ai && node postinstall.mjs)
-for b in claude codex opencode qwen; do
+for b in claude codex opencode qwen cline; do
   if ! out=$(node_modules/.bin/$b --version 2>&1); then
     echo "install-coding-agents: $b does not run after the install: $out" >&2
     exit 1

@@ -2,7 +2,8 @@
 // (scripts/install-coding-agents.sh), each in a temporary HOME, with their own switches for no
 // telemetry and no updates, against a real Psyche started as `npm start` starts it: the default
 // model (tiny-qwen3: Qwen3's tokenizer, template and wrapper, a 32k context), no reply ceiling below it: Claude Code over /v1/messages,
-// Codex over /v1/responses, OpenCode and Qwen Code over /v1/chat/completions. Each completes a
+// Codex over /v1/responses, OpenCode and Qwen Code over /v1/chat/completions, Cline's CLI over
+// Ollama's /api/chat; `psyche launch` runs Codex and Claude Code as a user would. Each completes a
 // turn and exits 0, and the turn is Psyche's: stored, in the conversation the agent's session names.
 // With Psyche's hooks installed, a memory stored beforehand reaches Claude Code's prompt, and its
 // session is opened and closed in agent_sessions.
@@ -11,7 +12,7 @@ import t from "tap";
 import { loadConfig } from "../../src/config.js";
 import { until } from "../helpers/until.js";
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startPsyche } from "../helpers/psyche.js";
 import { runCli } from "../helpers/processes.js";
@@ -209,6 +210,60 @@ t.test("each agent completes a turn on Psyche", async (t) => {
     t.equal(run.code, 0, `${run.out}\n${run.err}`);
     t.ok(run.out.trim().length > 0, "it printed the reply");
     t.ok((await allTurns()) > before, "the turn was Psyche's");
+  });
+
+  t.test("Cline's CLI (cline), over Ollama's own API", async (t) => {
+    const home = t.testdir();
+    const work = join(home, "work");
+    mkdirSync(work);
+    // Cline's own provider settings, as `cline auth` writes them, with the base URL of its Ollama provider.
+    mkdirSync(join(home, ".cline", "data", "settings"), { recursive: true });
+    writeFileSync(
+      join(home, ".cline", "data", "settings", "providers.json"),
+      JSON.stringify({
+        version: 1,
+        lastUsedProvider: "ollama",
+        modes: {},
+        providers: {
+          ollama: {
+            settings: { provider: "ollama", model: "llama3.2", baseUrl: psyche.url },
+            updatedAt: new Date().toISOString(),
+            tokenSource: "manual",
+          },
+        },
+      }),
+    );
+    // Cline leaves a hub daemon behind: this install's is stopped here, whatever happens.
+    t.teardown(() => {
+      for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+        try {
+          const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+          if (cmdline.includes("--cline-hub-daemon") && cmdline.includes(join(root, "scripts/coding-agents")))
+            process.kill(Number(pid), "SIGKILL");
+        } catch {
+          // gone, or not ours to read
+        }
+      }
+    });
+    const chats = async () =>
+      Number(
+        (await (await fetch(`${psyche.url}/metrics`)).text()).match(
+          /psyche_http_requests_total\{route="\/api\/chat",method="POST"[^}]*status="200"\} (\d+)/,
+        )?.[1] ?? 0,
+      );
+    const before = await allTurns();
+    const chatsBefore = await chats();
+    const run = await runAgent(
+      bin("cline"),
+      // The provider comes from the settings (-P and -m would write them afresh, without the base URL).
+      ["--plan", "-t", "200", "Say hello"],
+      { HOME: home, ...quiet },
+      work,
+    );
+    t.equal(run.code, 0, `${run.out}\n${run.err}`);
+    t.ok(run.out.trim().length > 0, "it printed the reply");
+    t.ok((await allTurns()) > before, "the turn was Psyche's");
+    t.ok((await chats()) > chatsBefore, "through Ollama's /api/chat");
   });
 
   t.test("Qwen Code (qwen -p), over chat completions", async (t) => {

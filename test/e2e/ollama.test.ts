@@ -6,6 +6,10 @@
 // /v1/chat/completions (the same Psyche behind every API).
 import t from "tap";
 import { Ollama } from "ollama";
+import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { startPsyche } from "../helpers/psyche.js";
 import { until } from "../helpers/until.js";
 
@@ -159,6 +163,47 @@ t.test("embed, the older embeddings, list, show, ps and version", async (t) => {
   t.equal(ps.models.length, 1);
   t.ok((ps.models[0] as any).context_length > 0);
   t.match((await ollama.version()).version, /^\d+\.\d+\.\d+$/);
+});
+
+t.test("pull: a GGUF at a URL is downloaded into the data directory, with Ollama's progress lines", async (t) => {
+  const gguf = readFileSync(join(psyche.config.dataDir, "models", "psyche-tiny.gguf"));
+  const server = createServer((req, res) => {
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": gguf.length });
+    res.end(req.method === "HEAD" ? undefined : gguf);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  t.teardown(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/pulled-model.gguf`;
+  const lines: any[] = [];
+  for await (const line of await ollama.pull({ model: url, stream: true })) lines.push(line);
+  t.equal(lines.at(-1).status, "success");
+  t.ok(
+    lines.some((l) => l.total === gguf.length && l.completed > 0),
+    "progress with the total",
+  );
+  const path = lines.at(-1).path as string;
+  t.ok(path.startsWith(join(psyche.config.dataDir, "models")), path);
+  t.same(readFileSync(path), gguf, "the file, whole");
+  t.same(await ollama.pull({ model: url }), { status: "success" }, "again, not streamed: already there");
+});
+
+t.test("a client that goes away mid-stream does not stop its turn", async (t) => {
+  const controller = new AbortController();
+  const res = await fetch(`${psyche.url}/api/chat`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "A long story" }], options: { num_predict: 40 } }),
+    signal: controller.signal,
+  });
+  const turnId = res.headers.get("x-psyche-turn")!;
+  const reader = res.body!.getReader();
+  await reader.read();
+  controller.abort();
+  const status = await until("the turn's end", async () => {
+    const row = (await pool.query("select status from turns where id = $1", [turnId])).rows[0];
+    return row?.status === "done" ? row.status : undefined;
+  });
+  t.equal(status, "done", "it finished and was stored");
 });
 
 t.test("what Psyche cannot do is said in Ollama's shape", async (t) => {
