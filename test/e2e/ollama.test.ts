@@ -266,3 +266,28 @@ t.test("a chat through /api/chat is remembered, and recalled by a later /v1/chat
   const after = await pool.query("select access_count from memories where id = $1", [memory.id]);
   t.ok(after.rows[0].access_count > memory.access_count, "recalled into the later turn's prompt");
 });
+
+t.test("a family model (tiny-qwen3: Qwen3's tokenizer and template): show says so, and the library's calls succeed", async (t) => {
+  const qwen = await startPsyche(t, { model: "tiny-qwen3", maxTokens: 32, recallPromptTokens: 0 });
+  const client = new Ollama({ host: qwen.url });
+  const shown = await client.show({ model: "qwen3:0.6b" });
+  t.equal(shown.details.family, "qwen3");
+  t.ok(shown.capabilities.includes("thinking") && shown.capabilities.includes("insert"), JSON.stringify(shown.capabilities));
+  t.match(shown.template, /<think>/, "Qwen3's own chat template");
+  const chat = await client.chat({
+    model: "qwen3:0.6b",
+    messages: [{ role: "user", content: "Say hello" }],
+    think: false,
+    options: { num_predict: 8 },
+  });
+  t.equal(chat.done, true);
+  t.notMatch(chat.message.content, /<think>|<\/think>/, "no thought tags in the content");
+  const row = (await qwen.db.pool.query("select thought_budget from turns where id = $1", [(chat as any).psyche.turn_id])).rows[0];
+  t.equal(row.thought_budget, 0, "think: false turned thinking off");
+  let streamed = "";
+  for await (const part of await client.generate({ model: "qwen3:0.6b", prompt: "Write", stream: true, options: { num_predict: 8 } }))
+    streamed += part.response;
+  t.notMatch(streamed, /<think>|<\/think>/);
+  const fim = await client.generate({ model: "qwen3:0.6b", prompt: "def f(", suffix: "\n    return x\n", options: { num_predict: 4 } });
+  t.equal(fim.done, true, "a suffix, filled in with Qwen's fill-in-the-middle tokens");
+});
