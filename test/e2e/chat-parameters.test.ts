@@ -86,7 +86,7 @@ t.test(
       await psyche.db.pool.query("select max_tokens, model from turns where id::text = $1", [body.id.replace(/^chatcmpl-/, "")])
     ).rows[0];
     t.match(turn, { max_tokens: psyche.config.maxTokens, model: "psyche" }, "max_tokens clamped to the ceiling");
-    t.equal((await metric()) - before, 3, "psyche_ignored_request_fields_total counts each");
+    t.equal((await metric()) - before, 4, "psyche_ignored_request_fields_total counts each");
 
     // A tool description of any length the body limit allows (OpenCode's run to 10,000 characters;
     // the cap was 4,000).
