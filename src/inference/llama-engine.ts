@@ -229,9 +229,11 @@ export class LlamaEngine implements InferenceEngine {
     return this.chatWrapper.settings.segments?.thought != null;
   }
 
-  /** The model as clients' model lists describe it (Ollama's /api/show). */
+  private description: ModelDescription | undefined;
+
+  /** The model as clients' model lists describe it (Ollama's /api/show); read once: an autocomplete's every suffix asks. */
   describe(): ModelDescription {
-    return describeModel(this.options.model, this.contextSize, this.thinks);
+    return (this.description ??= describeModel(this.options.model, this.contextSize, this.thinks));
   }
 
   get batching(): Readonly<GatherStats> {

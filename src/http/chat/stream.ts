@@ -39,18 +39,11 @@ export function chatStreamFrames(o: ChatStreamOptions): StreamFrames<Turn> {
         sseEvent("[DONE]"),
       ];
     },
-    failure: (event) => [
-      sseEvent({ error: { message: event.content, type: "server_error", param: null, code: "generation_failed" } }, event.seq),
-    ],
-    cutOff: () => [
-      sseEvent({
-        error: {
-          message: `relaying this reply failed; resume it with GET /v1/turns/${o.turnId}/events`,
-          type: "server_error",
-          param: null,
-          code: "relay_failed",
-        },
-      }),
-    ],
+    failure: (event) => [streamError(event.content, "generation_failed", event.seq)],
+    cutOff: () => [streamError(`relaying this reply failed; resume it with GET /v1/turns/${o.turnId}/events`, "relay_failed")],
   };
 }
+
+/** An OpenAI stream's error event: the turn failed, or its relay did. */
+export const streamError = (message: string, code: "generation_failed" | "relay_failed", seq?: number) =>
+  sseEvent({ error: { message, type: "server_error", param: null, code } }, seq);

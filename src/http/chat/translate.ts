@@ -52,6 +52,10 @@ export function namedConversation(raw: string | undefined, param: string): Conve
   return { kind: "named", id: id.data };
 }
 
+/** `stop` as the APIs carry it (none, one string, or a list) as a list. */
+export const stopList = (stop: string | readonly string[] | null | undefined): string[] =>
+  stop === undefined || stop === null ? [] : typeof stop === "string" ? [stop] : [...stop];
+
 /** The chat API's messages as a conversation's: developer messages are system messages. */
 export function chatMessages(messages: readonly ChatMessage[]): TurnRequest["messages"] {
   return messages.map((m) => ({
@@ -83,7 +87,7 @@ export function chatRequest(body: Record<string, unknown>, header: HeaderOf, o: 
       topP: req.top_p ?? null,
       topK: null,
       seed: req.seed ?? null,
-      stop: req.stop === undefined || req.stop === null ? [] : typeof req.stop === "string" ? [req.stop] : req.stop,
+      stop: stopList(req.stop),
       presencePenalty: req.presence_penalty ?? null,
       frequencyPenalty: req.frequency_penalty ?? null,
       logitBias: req.logit_bias ?? null,

@@ -4,6 +4,7 @@ import type { Turn } from "../../db/sql/turns.js";
 import type { StreamFrames } from "../relay-turn.js";
 import { sseEvent } from "../sse.js";
 import { openAiFinish, turnUsage } from "../chat/render.js";
+import { streamError } from "../chat/stream.js";
 
 export interface CompletionBase {
   id: string;
@@ -44,18 +45,7 @@ export function textCompletionFrames(o: {
       ...(o.includeUsage ? [sseEvent({ ...object(o.base, "", null), choices: [], usage: turnUsage(turn) })] : []),
       sseEvent("[DONE]"),
     ],
-    failure: (event) => [
-      sseEvent({ error: { message: event.content, type: "server_error", param: null, code: "generation_failed" } }, event.seq),
-    ],
-    cutOff: () => [
-      sseEvent({
-        error: {
-          message: `relaying this completion failed; read it with GET /v1/turns/${o.turnId}`,
-          type: "server_error",
-          param: null,
-          code: "relay_failed",
-        },
-      }),
-    ],
+    failure: (event) => [streamError(event.content, "generation_failed", event.seq)],
+    cutOff: () => [streamError(`relaying this completion failed; read it with GET /v1/turns/${o.turnId}`, "relay_failed")],
   };
 }

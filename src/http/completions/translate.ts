@@ -4,6 +4,7 @@ import type { CompletionRequest } from "../../conversation/open-completion.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import type { WebServices } from "../../web-services.js";
 import { fieldsToIgnore, withoutFields } from "../request-fields.js";
+import { stopList } from "../chat/translate.js";
 import { CompletionRequestSchema, DEFAULT_COMPLETION_TOKENS } from "../schemas/completions.js";
 
 export interface CompletionTranslation {
@@ -35,7 +36,7 @@ export function completionRequest(body: Record<string, unknown>, strict: boolean
         topP: req.top_p ?? null,
         topK: null,
         seed: req.seed ?? null,
-        stop: req.stop === undefined || req.stop === null ? [] : typeof req.stop === "string" ? [req.stop] : req.stop,
+        stop: stopList(req.stop),
         presencePenalty: req.presence_penalty ?? null,
         frequencyPenalty: req.frequency_penalty ?? null,
         logitBias: req.logit_bias ?? null,

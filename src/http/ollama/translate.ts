@@ -1,13 +1,13 @@
 // Ollama's /api/chat and /api/generate as turn requests (conversation/turn-request.ts): the one
 // place Ollama's fields are read. Pure, as http/chat/translate.ts is: the body and headers in,
 // the turn request and what the reply needs out.
-import type { TurnRequest } from "../../conversation/turn-request.js";
+import { type TurnRequest, turnRequest } from "../../conversation/turn-request.js";
 import type { CompletionRequest } from "../../conversation/open-completion.js";
 import { fromZodError, invalidRequest } from "../../errors.js";
 import { requestTools } from "../../tools/request-tools.js";
 import { requestResponseFormat } from "../../tools/response-format.js";
 import type { ToolCall } from "../../tools/types.js";
-import { CONVERSATION_HEADERS, type HeaderOf, namedConversation, type TranslateOptions, turnPurpose } from "../chat/translate.js";
+import { CONVERSATION_HEADERS, type HeaderOf, namedConversation, stopList, type TranslateOptions, turnPurpose } from "../chat/translate.js";
 import { fieldsToIgnore, withoutFields } from "../request-fields.js";
 import { effortThinking } from "../thinking.js";
 import {
@@ -83,14 +83,13 @@ type Options = z.infer<typeof OllamaOptionsSchema>;
 /** The sampling options, the reply budget, and the names of options not honoured (as "options.<name>"). */
 function readOptions(options: Options | null | undefined): Pick<TurnRequest, "sampling" | "budget"> & { ignored: string[] } {
   const o = options ?? {};
-  const stop = o.stop === undefined || o.stop === null ? [] : typeof o.stop === "string" ? [o.stop] : o.stop;
   return {
     sampling: {
       temperature: o.temperature ?? null,
       topP: o.top_p ?? null,
       topK: o.top_k ?? null,
       seed: o.seed ?? null,
-      stop,
+      stop: stopList(o.stop),
       presencePenalty: o.presence_penalty ?? null,
       frequencyPenalty: o.frequency_penalty ?? null,
       logitBias: null,
@@ -142,22 +141,19 @@ export function ollamaChatRequest(body: Record<string, unknown>, header: HeaderO
   if (!req.messages.length) return { request: null, ignored, stream };
   const { tools } = requestTools({ tools: req.tools });
   const options = readOptions(req.options);
-  const request: TurnRequest = {
+  const request = turnRequest({
     model: req.model,
     messages: ollamaMessages(req.messages),
     tools,
-    toolChoice: null,
-    parallelToolCalls: null,
     responseFormat: ollamaFormat(req.format, tools !== null),
     sampling: options.sampling,
     budget: options.budget,
-    instructions: null,
     thinking: ollamaThinking(req.think),
     conversation: conversationOf(header),
     scope: o.scope,
     purpose: turnPurpose(header("x-psyche-purpose")),
     stream,
-  };
+  });
   return { request, ignored: [...ignored, ...options.ignored], stream };
 }
 
@@ -189,21 +185,17 @@ export function ollamaGenerateRequest(body: Record<string, unknown>, header: Hea
       stream,
     };
   }
-  const request: TurnRequest = {
+  const request = turnRequest({
     model: req.model,
     messages: [...(req.system ? [{ role: "system" as const, content: req.system }] : []), { role: "user", content: req.prompt }],
-    tools: null,
-    toolChoice: null,
-    parallelToolCalls: null,
     responseFormat: ollamaFormat(req.format, false),
     sampling: options.sampling,
     budget: options.budget,
-    instructions: null,
     thinking: ollamaThinking(req.think),
     conversation: conversationOf(header),
     scope: o.scope,
     purpose: turnPurpose(header("x-psyche-purpose")),
     stream,
-  };
+  });
   return { request, ignored: [...ignored, ...options.ignored, ...(req.context?.length ? ["context"] : [])], stream };
 }
