@@ -33,10 +33,14 @@ t.test("the scorer and the embedder close the same way, and work before", async 
   t.pass("closing twice is harmless");
 });
 
+const noRequireEsm = process.allowedNodeEnvironmentFlags.has("--experimental-require-module") ? ["--no-experimental-require-module"] : [];
+
 t.test("the threads start without the loaders the process was started with", async (t) => {
   t.same(threadExecArgv(["--import=tsx", "--enable-source-maps", "--import", "x.mjs", "-r", "y", "--max-old-space-size=99"]), [
     "--enable-source-maps",
     "--max-old-space-size=99",
+    ...noRequireEsm,
   ]);
-  t.same(threadExecArgv([]), []);
+  t.same(threadExecArgv(["--experimental-require-module"]), noRequireEsm, "require(esm) stays off in the threads");
+  t.same(threadExecArgv([]), noRequireEsm);
 });
