@@ -29,6 +29,10 @@ function parseArgs(argv) {
 
 function testFiles(path, exclude) {
   const full = join(root, path);
+  if (!existsSync(full)) {
+    console.error(`run-tests: ${path} does not exist (the tests run compiled: npm run build, then dist/test/...)`);
+    process.exit(2);
+  }
   if (!statSync(full).isDirectory()) return [full];
   return readdirSync(full).flatMap((name) => {
     const child = join(full, name);
