@@ -107,6 +107,7 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
       maxTokens: replyBudget(request.budget.maxTokens, deps.maxTokens, request.budget.field, deps.strictParams),
       instructions: request.instructions,
       thoughtBudget: thoughtless ? null : (request.thinking?.budget ?? null),
+      thoughtEffort: thoughtless ? null : (request.thinking?.effort ?? null),
       stream: request.stream,
     };
     // Before any transaction: on the embedded database a query elsewhere waits for one to end (context-fit.ts).

@@ -385,6 +385,7 @@ async function generateWithServerTools(
       frequencyPenalty: turn.frequency_penalty ?? undefined,
       logitBias: turn.logit_bias ?? undefined,
       thoughtBudget: turn.thought_budget ?? undefined,
+      reasoningEffort: turn.thought_effort ?? undefined,
       conversation: turn.conversation_id ?? undefined,
       signal,
       onText,

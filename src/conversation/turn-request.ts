@@ -7,6 +7,7 @@ import type { StoredInputItem } from "../db/sql/responses.js";
 import type { TurnPurpose } from "../db/sql/turns.js";
 import type { ResponseFormat } from "../tools/response-format.js";
 import type { ToolChoice, ToolSpec } from "../tools/types.js";
+import type { ReasoningEffort } from "../inference/engine.js";
 
 /** Which conversation a turn belongs to (docs/api.md, "Conversations"). */
 export type ConversationRef =
@@ -84,9 +85,10 @@ export interface TurnRequest {
   /**
    * The thought's budget the client asked for (src/http/thinking.ts): 0 turns thinking off, null
    * leaves the family's default; the field that asked, named as ignored where the model has no
-   * thinking channel. Null: none asked.
+   * thinking channel; and the effort a family that renders one in its prompt is told (gpt-oss).
+   * Null: none asked.
    */
-  thinking: { budget: number | null; field: string } | null;
+  thinking: { budget: number | null; field: string; effort: ReasoningEffort | null } | null;
   /** Kept beside the turn for the Responses API. */
   record?: ResponseRecord | undefined;
 }

@@ -54,6 +54,8 @@ export interface GenerateRequest {
   responseFormat?: ResponseFormat | undefined;
   /** The most tokens the thought may take (0: thinking off, by the family's switch where it has one); unset: the family's default. */
   thoughtBudget?: number | undefined;
+  /** The effort the client asked for, where the family renders one in its prompt (gpt-oss's Harmony "Reasoning: low"); unset: its default. */
+  reasoningEffort?: ReasoningEffort | undefined;
   /** Which context sequence: dreams have their own, so they neither see nor evict a chat's cache. */
   sequence?: "chat" | "dream" | undefined;
   /**
@@ -157,3 +159,6 @@ export interface Generator {
   generate(request: GenerateRequest): Promise<GenerateResult>;
   countTokens(text: string): number;
 }
+
+/** A reasoning effort as the families that render one name it (gpt-oss's template's reasoning_effort). */
+export type ReasoningEffort = "low" | "medium" | "high";

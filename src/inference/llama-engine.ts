@@ -10,12 +10,13 @@ import {
   type Llama,
   LlamaChat,
   type LlamaChatResponseChunk,
+  type LlamaContextSequence,
   type LlamaContext,
   type LlamaGrammar,
   type LlamaModel,
   LlamaText,
+  HarmonyChatWrapper,
   QwenChatWrapper,
-  resolveChatWrapper,
   TokenBias,
   type Token,
 } from "node-llama-cpp";
@@ -25,6 +26,7 @@ import type {
   InferenceEngine,
   ModelDescription,
   PromptMessage,
+  ReasoningEffort,
   RenderedPrompt,
   SlotPhase,
   TextPrompt,
@@ -39,9 +41,18 @@ import type { ResponseFormat } from "../tools/response-format.js";
 import { keptSlotScore, loadsKept, sharedPrefix, worthKeeping } from "./slots.js";
 import { PromptCache } from "./prompt-cache.js";
 import { describeModel } from "./model-description.js";
+import { chatWrapperFor } from "./families/chat-wrapper.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
-import { batchUnderWay, llamaInternalsProblems, onBatch, patchState, queuedSequences } from "./llama-internals.js";
+import {
+  batchUnderWay,
+  forceToken,
+  llamaInternalsProblems,
+  onBatch,
+  patchState,
+  queuedSequences,
+  watchDecoding,
+} from "./llama-internals.js";
 
 export interface LlamaEngineOptions {
   llama: Llama;
@@ -61,9 +72,11 @@ export interface LlamaEngineOptions {
   promptCacheParent?: string | undefined;
   /**
    * Tests only, never set from configuration: the exact text the model is held to write for a
-   * request (by a grammar that allows nothing else), in the family's own syntax, so that the
-   * wrapper's parsing of thoughts and calls meets what a real model writes; or a GBNF grammar
-   * (`{ gbnf }`) it is held to. Undefined: sampled.
+   * request (by a bias on each next token: node-llama-cpp takes no grammar beside functions,
+   * and re-renders a reply part-way, as Harmony's at each `<|end|>`, where a grammar's state
+   * would run on), in the family's own syntax, so that the wrapper's parsing of thoughts and
+   * calls meets what a real model writes; or a GBNF grammar (`{ gbnf }`) it is held to.
+   * Undefined: sampled.
    */
   forcedReply?: ((request: GenerateRequest) => string | { gbnf: string } | undefined) | undefined;
 }
@@ -86,7 +99,8 @@ export const GATHER_MS = 2;
 interface ChatSlot {
   chat: LlamaChat;
   forcing: boolean;
-  thoughtsOff: boolean;
+  /** The family's wrapper as this request asks it (thinking off, Harmony's effort); unset: as chosen. */
+  variant: ChatWrapper | undefined;
   /** The conversation whose prompt the slot read last (GenerateRequest.conversation). */
   conversation?: string | undefined;
 }
@@ -130,7 +144,14 @@ export function toChatHistory(messages: readonly PromptMessage[], partialRespons
         return m.role satisfies never;
     }
   }
-  history.push({ type: "model", response: partialResponse ? [partialResponse] : [] });
+  // After a call's results the model goes on in the same response, as node-llama-cpp's own
+  // chat session does: a new one would open a second, empty assistant turn in the family's
+  // template (Qwen's "<|im_start|>assistant\n<|im_end|>") before the reply.
+  const last = history.at(-1);
+  const lastPart = last?.type === "model" ? last.response.at(-1) : undefined;
+  if (last?.type === "model" && typeof lastPart === "object" && lastPart.type === "functionCall") {
+    if (partialResponse) last.response.push(partialResponse);
+  } else history.push({ type: "model", response: partialResponse ? [partialResponse] : [] });
   return history;
 }
 
@@ -155,6 +176,8 @@ export class LlamaEngine implements InferenceEngine {
   private readonly chatWrapper: ChatWrapper;
   /** The wrapper with the family's thinking switched off, where it has a switch. */
   private readonly thoughtsOff: ChatWrapper | undefined;
+  /** Harmony's wrapper at each reasoning effort asked for, made once. */
+  private readonly efforts = new Map<ReasoningEffort, ChatWrapper>();
   /** Slot i's sequence: the chats' first (context sequences 1..slots, side by side), the reverie's last (sequence 0). */
   private readonly sequences: ChatSlot[];
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
@@ -174,11 +197,11 @@ export class LlamaEngine implements InferenceEngine {
     this.modelName = options.modelName;
     this.slots = context.totalSequences - 1;
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
-    this.chatWrapper = resolveChatWrapper(options.model) ?? resolveChatWrapper({ type: "chatML" });
+    this.chatWrapper = chatWrapperFor(options.model);
     this.thoughtsOff = thoughtsOffWrapper(this.chatWrapper);
     const slot = (): ChatSlot => {
-      const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false, thoughtsOff: false };
-      const wrapper = () => (s.thoughtsOff ? (this.thoughtsOff ?? this.chatWrapper) : this.chatWrapper);
+      const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false, variant: undefined };
+      const wrapper = () => s.variant ?? this.chatWrapper;
       s.chat = new LlamaChat({ contextSequence: context.getSequence(), chatWrapper: forcingWrapper(wrapper, () => s.forcing) });
       return s;
     };
@@ -259,9 +282,22 @@ export class LlamaEngine implements InferenceEngine {
     return this.promptTokens(history).length;
   }
 
+  /**
+   * The wrapper a request's prompt is rendered with: the family's switch for thinking off (a
+   * budget of 0), Harmony's own reasoning effort line (gpt-oss), or the model's as chosen.
+   */
+  private wrapperFor(request: Pick<GenerateRequest, "thoughtBudget" | "reasoningEffort">): ChatWrapper | undefined {
+    if (request.thoughtBudget === 0 && this.thoughtsOff) return this.thoughtsOff;
+    const effort = request.reasoningEffort;
+    if (!effort || !(this.chatWrapper instanceof HarmonyChatWrapper)) return undefined;
+    let variant = this.efforts.get(effort);
+    if (!variant) this.efforts.set(effort, (variant = withEffort(this.chatWrapper, effort)));
+    return variant;
+  }
+
   /** The prompt's tokens as the chat wrapper renders it (with the functions offered, where given). */
-  private promptTokens(history: ChatHistoryItem[], functions?: ChatModelFunctions): Token[] {
-    const { contextText } = this.chatWrapper.generateContextState({
+  private promptTokens(history: ChatHistoryItem[], functions?: ChatModelFunctions, wrapper = this.chatWrapper): Token[] {
+    const { contextText } = wrapper.generateContextState({
       chatHistory: history,
       ...(functions ? { availableFunctions: functions } : {}),
     });
@@ -296,7 +332,7 @@ export class LlamaEngine implements InferenceEngine {
       return { tokens: textTokens(this.options.model, request.text), history: [], offered: { functions: undefined, forced: false } };
     const history = toChatHistory(request.messages, request.partialResponse);
     const offered = offeredFunctions(request);
-    return { tokens: this.promptTokens(history, offered.functions), history, offered };
+    return { tokens: this.promptTokens(history, offered.functions, this.wrapperFor(request)), history, offered };
   }
 
   /** A slot's worth when what it would discard can be kept on disk and kept prompts loaded (inference/slots.ts). */
@@ -476,6 +512,7 @@ export class LlamaEngine implements InferenceEngine {
     let read = false;
     let unreported = 0;
     let text = "";
+    let relayed = false;
     let reasoning = "";
     let reasoningTokens = 0;
     // A forced call ends when its arguments are a whole JSON object: a model that does not
@@ -493,10 +530,13 @@ export class LlamaEngine implements InferenceEngine {
     const thoughtsOff = budget === 0 && this.thoughtsOff !== undefined;
     const thoughtTokens = budget === undefined || thoughtsOff ? undefined : Math.max(1, budget);
     slot.forcing = forced;
-    slot.thoughtsOff = thoughtsOff;
+    slot.variant = this.wrapperFor(request);
     try {
       const common = {
         ...this.sampling(request),
+        ...(typeof forcedText === "string"
+          ? { tokenBias: this.forcedBias(slot.chat.sequence, this.promptTokens(history, functions, slot.variant), forcedText) }
+          : {}),
         maxTokens,
         temperature: request.temperature ?? 1,
         topP: request.topP ?? undefined,
@@ -526,8 +566,13 @@ export class LlamaEngine implements InferenceEngine {
             if (chunk.text) request.onReasoning?.(chunk.text, tokens);
           } else {
             text += chunk.text;
-            if (chunk.text || unreported) request.onText?.(chunk.text, unreported);
             if (grammar && wholeJsonValue(text)) callDone.abort();
+            // The reply's leading whitespace (Qwen3's "\n\n" after its thought, before an answer
+            // or a call) is held back: relayed with what follows it, dropped when nothing does.
+            if (!text.trim()) return;
+            const piece = relayed ? chunk.text : text.trimStart();
+            relayed = true;
+            if (piece || unreported) request.onText?.(piece, unreported);
           }
           unreported = 0;
         },
@@ -548,7 +593,7 @@ export class LlamaEngine implements InferenceEngine {
           })
         : slot.chat.generateResponse(history, {
             ...common,
-            ...(grammar ? { grammar } : forcedText !== undefined ? { grammar: await this.forcedGrammar(forcedText) } : {}),
+            ...(grammar ? { grammar } : typeof forcedText === "object" ? { grammar: await this.forcedGrammar(forcedText) } : {}),
           });
       // Stopping a forced call once its arguments are whole throws node-llama-cpp's abort
       // (nothing was generated as text); the call is what was wanted.
@@ -576,10 +621,10 @@ export class LlamaEngine implements InferenceEngine {
           : request.signal?.aborted || (reason === "abort" && !callDone.signal.aborted)
             ? "cancelled"
             : "stop";
-      return { text, reasoning, reasoningTokens, finishReason, promptTokens, cachedTokens, completionTokens, toolCalls };
+      return { text: text.trimStart(), reasoning, reasoningTokens, finishReason, promptTokens, cachedTokens, completionTokens, toolCalls };
     } finally {
       slot.forcing = false;
-      slot.thoughtsOff = false;
+      slot.variant = undefined;
     }
   }
 
@@ -613,9 +658,52 @@ export class LlamaEngine implements InferenceEngine {
     return out;
   }
 
-  /** A grammar that allows only `text` (or the GBNF given): the model writes it token by token, and the family's wrapper parses it as it would a real model's. */
-  private forcedGrammar(text: string | { gbnf: string }): Promise<LlamaGrammar> {
-    return this.options.llama.createGrammar({ grammar: typeof text === "string" ? `root ::= ${JSON.stringify(text)}` : text.gbnf });
+  /**
+   * A bias that holds the model to `text` and then its end of turn, one token a step. It reads
+   * what the reply holds so far off the slot's sequence, the batch being decoded included:
+   * node-llama-cpp writes part of a call itself (the wrapper's prefix, re-rendered, and the text
+   * between a function's name and its arguments) without sampling it, and a bias that counted
+   * its own steps would fall out of step there.
+   */
+  private forcedBias(sequence: LlamaContextSequence, promptTokens: readonly Token[], text: string): () => TokenBias {
+    const { model } = this.options;
+    const end = model.tokens.eot ?? model.tokens.eos;
+    const prompt = model.detokenize(promptTokens, true);
+    const decoding = watchDecoding(sequence);
+    // Each token's text mid-reply (after a letter: SentencePiece drops a first token's space), made once.
+    const midText = model.tokenize("a", false, "trimLeadingSpace");
+    let texts: Map<string, Token[]> | undefined;
+    const byText = () => {
+      if (texts) return texts;
+      texts = new Map();
+      const size = model.fileInfo.metadata.tokenizer?.ggml?.tokens?.length ?? 0;
+      for (let id = 0; id < size; id++) {
+        const piece = model.detokenize([id as Token], true, midText);
+        if (piece) texts.set(piece, [...(texts.get(piece) ?? []), id as Token]);
+      }
+      return texts;
+    };
+    return () => {
+      const bias = new TokenBias(model.tokenizer);
+      const written = model.detokenize([...sequence.contextTokens, ...decoding()], true);
+      const at = written.startsWith(prompt) ? alignedEnd(text, written.slice(prompt.length)) : undefined;
+      const rest = at === undefined ? "" : text.slice(at);
+      if (!rest) return end === null ? bias : forceToken(bias, end);
+      // The rest's own first token most, then every token whose text begins the rest, the
+      // longer the more: where a grammar of node-llama-cpp's stops short of the first ('"}}\n'
+      // past a call's arguments), or a SentencePiece tokenizer would open a word with a space
+      // the text has not, a shorter one goes on.
+      const pieces = byText();
+      for (let n = Math.min(rest.length, 24); n >= 1; n--)
+        for (const token of pieces.get(rest.slice(0, n)) ?? []) forceToken(bias, token, n);
+      const first = model.tokenize(rest, true)[0];
+      return first !== undefined && rest.startsWith(model.detokenize([first], true, midText)) ? forceToken(bias, first, 100) : bias;
+    };
+  }
+
+  /** The GBNF grammar a test holds the model to. */
+  private forcedGrammar({ gbnf }: { gbnf: string }): Promise<LlamaGrammar> {
+    return this.options.llama.createGrammar({ grammar: gbnf });
   }
 
   /** The grammar for a response format, made once per schema (making one costs milliseconds). */
@@ -657,6 +745,25 @@ export function offeredFunctions(request: Pick<GenerateRequest, "tools" | "toolC
     tools.map((t) => [t.name, { ...(t.description ? { description: t.description } : {}), params: toGrammarSchema(t.parameters) }]),
   );
   return { functions, forced: choice !== "auto" };
+}
+
+/**
+ * Where `written` ends in `text`, when it is `text`'s beginning but for whitespace: node-llama-cpp
+ * renders a call it has parsed again its own way (`{"city":"Paris"}` for `{"city": "Paris"}`).
+ * Undefined when they differ in anything else.
+ */
+export function alignedEnd(text: string, written: string): number | undefined {
+  let i = 0;
+  let j = 0;
+  while (j < written.length) {
+    if (i < text.length && text[i] === written[j]) {
+      i++;
+      j++;
+    } else if (/\s/.test(written[j]!)) j++;
+    else if (i < text.length && /\s/.test(text[i]!)) i++;
+    else return undefined;
+  }
+  return i;
 }
 
 /** True when `text` is one complete JSON value (a reply held to a response format). */
@@ -712,6 +819,11 @@ function forcingWrapper(current: () => ChatWrapper, forcing: () => boolean): Cha
  * discouraged renders an empty thought before the reply (as Qwen3's template does with
  * enable_thinking false). Undefined for other wrappers.
  */
+/** Harmony's wrapper with its system message's "Reasoning: <effort>" line, as gpt-oss's template renders reasoning_effort. */
+function withEffort(base: HarmonyChatWrapper, effort: ReasoningEffort): ChatWrapper {
+  return Object.assign(Object.create(Object.getPrototypeOf(base) as object) as HarmonyChatWrapper, base, { reasoningEffort: effort });
+}
+
 function thoughtsOffWrapper(base: ChatWrapper): ChatWrapper | undefined {
   if (!(base instanceof QwenChatWrapper)) return undefined;
   return Object.assign(Object.create(Object.getPrototypeOf(base) as object) as QwenChatWrapper, base, { thoughts: "discourage" });

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { LlamaContext, LlamaModel, Tokenizer } from "node-llama-cpp";
+import type { LlamaContext, LlamaContextSequence, LlamaModel, Token, TokenBias, Tokenizer } from "node-llama-cpp";
 
 /** The version the patch and the fields below were written against. */
 export const PINNED_VERSION = "3.22.1";
@@ -65,6 +65,40 @@ export function onBatch(context: LlamaContext, listener: (sequences: number) => 
 export function replaceTokenizer<T extends Tokenizer>(model: LlamaModel, tokenizer: T): T {
   Object.defineProperty(model, "tokenizer", { value: tokenizer, configurable: true, enumerable: true });
   return tokenizer;
+}
+
+/**
+ * A bias that makes `token` all but certain, the end of a turn included: TokenBias.set skips
+ * end-of-generation tokens, so the logit goes into its map directly. For a test model held to a
+ * fixed text while node-llama-cpp parses function calls, where a grammar may not be given
+ * (inference/llama-engine.ts, `forcedReply`).
+ */
+export function forceToken(bias: TokenBias, token: Token, preference = 0): TokenBias {
+  const map = (bias as unknown as { _biases?: unknown })._biases;
+  if (!(map instanceof Map)) throw new Error("node-llama-cpp's TokenBias has no _biases map: a forced reply cannot be held to its text");
+  map.set(token, 1e4 + preference * 100);
+  return bias;
+}
+
+/**
+ * The tokens `sequence` is decoding now, read while a token is sampled (a test's forced reply,
+ * above): node-llama-cpp adds them to `contextTokens` only once the batch is done.
+ */
+export function watchDecoding(sequence: LlamaContextSequence): () => readonly Token[] {
+  const target = sequence as unknown as {
+    _decodeTokens?: (tokens: Token[], ...rest: unknown[]) => unknown;
+    _psycheDecoding?: readonly Token[];
+  };
+  if (target._psycheDecoding === undefined) {
+    const original = target._decodeTokens;
+    if (typeof original !== "function") throw new Error("node-llama-cpp's sequence has no _decodeTokens: a forced reply cannot follow it");
+    target._psycheDecoding = [];
+    target._decodeTokens = function (this: unknown, tokens: Token[], ...rest: unknown[]) {
+      target._psycheDecoding = tokens;
+      return original.call(this, tokens, ...rest);
+    };
+  }
+  return () => target._psycheDecoding ?? [];
 }
 
 /** The JSON number terminal of node-llama-cpp's grammars: not exported, reached by its file beside the entry point. */

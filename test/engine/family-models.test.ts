@@ -27,6 +27,7 @@ const THOUGHT_THEN_ANSWER: Record<string, string> = {
   qwen3: "<think>\nThe user greets me.\n</think>\n\nHello there.",
   "deepseek-r1": "<think>\nThe user greets me.\n</think>\n\nHello there.",
   gemma4: "<|channel>thought\nThe user greets me.<channel|>Hello there.",
+  "gpt-oss": "<|channel|>analysis<|message|>The user greets me.<|end|><|start|>assistant<|channel|>final<|message|>Hello there.<|return|>",
 };
 
 for (const [name, written] of Object.entries(THOUGHT_THEN_ANSWER)) {
@@ -92,4 +93,19 @@ t.test("a family without a thinking channel says so", async (t) => {
   const engine = await familyEngine("llama3.1");
   t.teardown(() => engine.dispose());
   t.equal(engine.thinks, false);
+});
+
+t.test("gpt-oss: a reasoning effort is Harmony's own line in the system message, as its template renders reasoning_effort", async (t) => {
+  const engine = await familyEngine("gpt-oss");
+  t.teardown(() => engine.dispose());
+  const vocabulary = await llama.loadModel({ modelPath: await familyModel("gpt-oss"), vocabOnly: true });
+  t.teardown(() => vocabulary.dispose());
+  const system = (effort?: "low" | "medium" | "high") => {
+    const { tokens } = engine.render({ messages: [{ role: "user", content: "hi" }], maxTokens: 10, reasoningEffort: effort });
+    return vocabulary.detokenize(tokens, true);
+  };
+  t.match(system("low"), /Reasoning: low/);
+  t.match(system("high"), /Reasoning: high/);
+  t.notMatch(system("high"), /Reasoning: (low|medium)/);
+  t.match(system(), /Reasoning: medium/, "unasked: the family's default");
 });

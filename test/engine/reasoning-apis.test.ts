@@ -217,6 +217,21 @@ t.test("reasoning controls set the turn's thought budget on every API, and are n
   t.equal(await budgetOf(await ollama(true)), null);
   t.equal(await budgetOf(await ollama("low")), 1024);
 
+  const effortOf = async (res: Response) => {
+    const turn = res.headers.get("x-psyche-turn");
+    await res.text();
+    const row = await psyche.db.pool.query<{ thought_effort: string | null }>("select thought_effort from turns where id = $1", [turn]);
+    return row.rows[0]?.thought_effort;
+  };
+  // The effort a family that renders one in its prompt is told (gpt-oss's "Reasoning: low"), the nearest of its three.
+  t.equal(await effortOf(await chat({ reasoning_effort: "minimal" })), "low");
+  t.equal(await effortOf(await chat({ reasoning_effort: "xhigh" })), "high");
+  t.equal(await effortOf(await messages({ type: "enabled", budget_tokens: 2000 })), "medium", "a budget as its nearest effort");
+  t.equal(await effortOf(await messages({ type: "enabled", budget_tokens: 9000 })), "high");
+  t.equal(await effortOf(await messages({ type: "adaptive" })), null, "none asked");
+  t.equal(await effortOf(await ollama("high")), "high");
+  t.equal(await effortOf(await chat({})), null);
+
   const bad = await chat({ reasoning_effort: "extreme" });
   t.equal(bad.status, 400);
   t.match(await bad.json(), { error: { param: "reasoning_effort" } });

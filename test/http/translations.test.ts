@@ -126,7 +126,7 @@ t.test("Claude Code: its session is the conversation, its system prompt steady, 
   t.equal(request.stream, true);
   for (const field of ["context_management", "output_config"]) t.ok(ignored.includes(field), `${field} ignored and named`);
   // Read: adaptive thinking leaves the family's default budget (named as ignored only where the model does not think).
-  t.same(request.thinking, { budget: null, field: "thinking" }, "its thinking read");
+  t.same(request.thinking, { budget: null, field: "thinking", effort: null }, "its thinking read");
   t.notOk(ignored.includes("thinking"));
   const user = request.messages.filter((m) => m.role === "user");
   t.ok(

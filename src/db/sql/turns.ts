@@ -32,6 +32,7 @@ export interface Turn {
   reasoning_tokens: number | null;
   /** The most tokens the thought may take (0: thinking off); null: the family's default. */
   thought_budget: number | null;
+  thought_effort: ThoughtEffort | null;
   finish_reason: FinishReason | null;
   prompt_tokens: number | null;
   completion_tokens: number | null;
@@ -63,7 +64,7 @@ export interface Turn {
 
 /** The columns of a Turn, read from `t`. */
 const TURN_COLUMNS = `t.id, t.conversation_id, t.status, t.model, t.temperature, t.top_p, t.top_k, t.max_tokens, t.seed, t.stop,
-  t.stream, t.job_id, t.worker_id, t.attempts, t.content, t.reasoning, t.reasoning_tokens, t.thought_budget, t.finish_reason, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
+  t.stream, t.job_id, t.worker_id, t.attempts, t.content, t.reasoning, t.reasoning_tokens, t.thought_budget, t.thought_effort, t.finish_reason, t.prompt_tokens, t.completion_tokens, t.cached_tokens,
   t.error, t.cancel_requested_at, t.created_at, t.started_at, t.finished_at, t.prompt_end_position, t.tools, t.tool_choice,
   t.tool_calls, t.parallel_tool_calls, t.response_format, t.presence_penalty, t.frequency_penalty, t.logit_bias, t.instructions,
   t.purpose, t.prompt, t.suffix`;
@@ -94,11 +95,16 @@ export interface NewTurn {
   instructions?: string | null;
   /** The most tokens the thought may take (0: off); null or unset: the family's default. */
   thoughtBudget?: number | null;
+  /** The effort a family that renders one in its prompt is told (gpt-oss); null or unset: its default. */
+  thoughtEffort?: ThoughtEffort | null;
   /** Why it was asked for (migrations/000017_turn_purpose.sql); default chat. */
   purpose?: TurnPurpose;
   /** The scope a new conversation gets (src/scope.ts); a stored one keeps its own. */
   scope?: string;
 }
+
+/** A reasoning effort as the families that render one name it (inference/engine.ts's ReasoningEffort). */
+export type ThoughtEffort = "low" | "medium" | "high";
 
 /** The purposes a client may name (X-Psyche-Purpose); a text completion is its own route's. */
 export const TURN_PURPOSES = ["chat", "exploration"] as const;
@@ -143,13 +149,13 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages,
      turn as (
        insert into turns (id, conversation_id, model, temperature, top_p, top_k, max_tokens, seed, stop, stream, job_id,
                           prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty,
-                          frequency_penalty, logit_bias, instructions, purpose, thought_budget)
+                          frequency_penalty, logit_bias, instructions, purpose, thought_budget, thought_effort)
        values (${t.turnId}, ${t.conversationId}, ${t.model}, ${t.temperature}, ${t.topP}, ${t.topK ?? null}, ${t.maxTokens}, ${t.seed},
                ${t.stop}, ${t.stream}, ${t.jobId}, ${t.promptEndPosition}, ${t.tools?.length ? json(t.tools) : null}::jsonb,
                ${json(t.toolChoice)}::jsonb, ${t.parallelToolCalls ?? null}, ${json(t.responseFormat)}::jsonb,
                ${t.presencePenalty ?? null}, ${t.frequencyPenalty ?? null},
                ${t.logitBias && Object.keys(t.logitBias).length ? json(t.logitBias) : null}::jsonb, ${t.instructions ?? null},
-               ${t.purpose ?? "chat"}, ${t.thoughtBudget ?? null}::int)
+               ${t.purpose ?? "chat"}, ${t.thoughtBudget ?? null}::int, ${t.thoughtEffort ?? null}::text)
        returning id),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)

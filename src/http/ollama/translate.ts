@@ -105,7 +105,7 @@ function readOptions(options: Options | null | undefined): Pick<TurnRequest, "sa
 function ollamaThinking(think: boolean | "low" | "medium" | "high" | null | undefined): TurnRequest["thinking"] {
   if (think === null || think === undefined) return null;
   if (typeof think === "string") return effortThinking(think, "think");
-  return { budget: think ? null : 0, field: "think" };
+  return { budget: think ? null : 0, field: "think", effort: null };
 }
 
 function ollamaFormat(format: string | Record<string, unknown> | null | undefined, toolsOffered: boolean): TurnRequest["responseFormat"] {

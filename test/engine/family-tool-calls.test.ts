@@ -1,0 +1,292 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of raw responses */
+// Calls a model writes on its own (tool_choice "auto") in its family's syntax, through the real
+// engine and the family's own chat wrapper: the random model is held to a fixed text, Qwen3's
+// `<think>` and `<tool_call>` blocks as the real model writes them (test/helpers/family-engine.ts),
+// so node-llama-cpp's parser meets what a real model writes. The thought stays a thought, each
+// call comes back as a call on every API, streamed and not, and a tool's result is read back
+// in the family's own format. Which families' syntaxes are parsed so: docs/models.md.
+import t from "tap";
+import { getLlama } from "node-llama-cpp";
+import { familyEngine, familyModel } from "../helpers/family-engine.js";
+import { modelOf } from "../helpers/model-of.js";
+import { inProcessPsyche } from "../helpers/in-process.js";
+import { sseEvents } from "../helpers/sse-events.js";
+import type { GenerateRequest } from "../../src/inference/engine.js";
+import type { ToolSpec } from "../../src/tools/types.js";
+
+const tools: ToolSpec[] = [
+  {
+    name: "get_weather",
+    description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+  {
+    name: "read_file",
+    description: "Read a file in the workspace",
+    parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+  },
+];
+const THOUGHT = "The user wants the weather and the notes.";
+const call = (name: string, args: object) => `<tool_call>\n{"name": "${name}", "arguments": ${JSON.stringify(args)}}\n</tool_call>`;
+const TWO_CALLS = `<think>\n${THOUGHT}\n</think>\n\n${call("get_weather", { city: "Paris" })}\n${call("read_file", { path: "notes.txt" })}`;
+const ANSWER = "It is sunny in Paris.";
+
+/** What the model writes: an answer once it has a tool's result, a plain reply when asked to chat, otherwise a thought and two calls. */
+function written(request: GenerateRequest): string {
+  const last = request.messages.at(-1);
+  if (last?.role === "tool") return `<think>\nI have the results.\n</think>\n\n${ANSWER}`;
+  if (typeof last?.content === "string" && last.content.includes("chat")) return "<think>\nJust a chat.\n</think>\n\nHello!";
+  return TWO_CALLS;
+}
+
+const engine = await familyEngine("qwen3", written);
+const psyche = await inProcessPsyche(t, { recallPromptTokens: 0, memoryTools: false }, { engine });
+const openaiTools = tools.map((tool) => ({ type: "function", function: tool }));
+const ask = (content: string) => [{ role: "user", content }];
+
+t.test("the engine: a thought, then two calls in Qwen's syntax, parsed as calls with tool_choice auto", async (t) => {
+  const streamed: string[] = [];
+  const r = await modelOf(engine).generate({
+    messages: [{ role: "user", content: "Weather in Paris, and my notes?" }],
+    maxTokens: 300,
+    tools,
+    toolChoice: "auto",
+    onText: (text) => streamed.push(text),
+  });
+  t.equal(r.finishReason, "tool_calls");
+  t.equal(r.reasoning?.trim(), THOUGHT, "the thought before the calls stays a thought");
+  t.same(
+    r.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]),
+    [
+      ["get_weather", { city: "Paris" }],
+      ["read_file", { path: "notes.txt" }],
+    ],
+    "both calls, in order, with their arguments",
+  );
+  t.equal(r.text.trim(), "", "no call syntax left in the text");
+  t.notMatch(streamed.join(""), /tool_call|think|"name"/, "nor in what streamed");
+});
+
+/**
+ * A thought (where the family thinks) and then a call, as each family's model writes it with
+ * the prompt its wrapper renders: gpt-oss on Harmony's commentary channel, DeepSeek R1 and
+ * Llama 3.1 in the `<function=…>` form their wrappers' prompts ask for, Mistral with its
+ * `[TOOL_CALLS]` and `[ARGS]` control tokens.
+ */
+const FAMILY_CALLS: Record<string, { written: string; thought?: string }> = {
+  "gpt-oss": {
+    written:
+      '<|channel|>analysis<|message|>I need the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
+    thought: "I need the weather.",
+  },
+  "deepseek-r1": {
+    written: '<think>\nI need the weather.\n</think>\n\n<function=get_weather>{"city": "Paris"}</function>',
+    thought: "I need the weather.",
+  },
+  "llama3.1": { written: '<function=get_weather>{"city": "Paris"}</function>' },
+  mistral: { written: '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>' },
+};
+
+for (const [name, { written: text, thought }] of Object.entries(FAMILY_CALLS)) {
+  t.test(`${name}: a call in the family's own syntax comes back as a call`, async (t) => {
+    const familyModelEngine = await familyEngine(name, () => text);
+    t.teardown(() => familyModelEngine.dispose());
+    const streamed: string[] = [];
+    const r = await modelOf(familyModelEngine).generate({
+      messages: [{ role: "user", content: "Weather in Paris?" }],
+      maxTokens: 200,
+      tools,
+      toolChoice: "auto",
+      onText: (piece) => streamed.push(piece),
+    });
+    t.equal(r.finishReason, "tool_calls");
+    t.same(
+      r.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]),
+      [["get_weather", { city: "Paris" }]],
+    );
+    t.equal(r.reasoning?.trim() ?? "", thought ?? "", thought ? "the thought before it stays a thought" : "no thought");
+    t.equal(r.text, "", "no call syntax in the text");
+    t.equal(streamed.join(""), "", "nor in what streamed");
+  });
+}
+
+t.test("the engine: with tools offered, a plain reply is text, not a call", async (t) => {
+  const r = await modelOf(engine).generate({
+    messages: [{ role: "user", content: "just chat" }],
+    maxTokens: 100,
+    tools,
+    toolChoice: "auto",
+  });
+  t.equal(r.finishReason, "stop");
+  t.same(r.toolCalls, []);
+  t.equal(r.text.trim(), "Hello!");
+});
+
+t.test("the engine: a tool's result is read back in Qwen's own format", async (t) => {
+  const { tokens } = engine.render({
+    messages: [
+      { role: "user", content: "Weather in Paris?" },
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }] },
+      { role: "tool", toolCallId: "c1", content: "sunny, 24 C" },
+    ],
+    maxTokens: 10,
+    tools,
+  });
+  const vocabulary = await (
+    await getLlama({ gpu: false, build: "never" })
+  ).loadModel({ modelPath: await familyModel("qwen3"), vocabOnly: true });
+  t.teardown(() => vocabulary.dispose());
+  const prompt = vocabulary.detokenize(tokens, true);
+  t.match(
+    prompt,
+    /<tool_call>\n\{"name": "get_weather", "arguments": \{"city":\s?"Paris"\}\}\n<\/tool_call>/,
+    "the call as Qwen writes it",
+  );
+  t.match(
+    prompt,
+    /<tool_response>\n"?sunny, 24 C"?\n<\/tool_response><\|im_end\|>\n<\|im_start\|>assistant\n$/,
+    "the result in Qwen's block, and the reply opened once",
+  );
+  t.notMatch(prompt, /<\|im_start\|>assistant\n<\|im_end\|>/, "no empty assistant turn between them");
+});
+
+t.test("chat completions: tool_calls, reasoning_content apart, no content, finish_reason tool_calls", async (t) => {
+  const res = await psyche.request("/v1/chat/completions", {
+    body: { model: "any", messages: ask("Weather and notes?"), tools: openaiTools },
+  });
+  t.equal(res.status, 200);
+  const choice = ((await res.json()) as any).choices[0];
+  t.equal(choice.finish_reason, "tool_calls");
+  t.equal(choice.message.reasoning_content.trim(), THOUGHT);
+  t.notOk(choice.message.content?.trim(), "no text beside the calls");
+  t.same(
+    choice.message.tool_calls.map((c: any) => [c.type, c.function.name, JSON.parse(c.function.arguments)]),
+    [
+      ["function", "get_weather", { city: "Paris" }],
+      ["function", "read_file", { path: "notes.txt" }],
+    ],
+  );
+  t.equal(new Set(choice.message.tool_calls.map((c: any) => c.id)).size, 2, "each call its own id");
+});
+
+t.test("chat completions, streamed: the thought, then two calls by index; then the result answered", async (t) => {
+  const res = await psyche.request("/v1/chat/completions", {
+    body: { model: "any", stream: true, messages: ask("Weather and notes, streamed?"), tools: openaiTools },
+  });
+  const chunks = (await sseEvents(res)).filter((e) => e.data !== "[DONE]").map((e) => e.data);
+  const deltas = chunks.flatMap((c) => c.choices.map((ch: any) => ch.delta));
+  t.equal(
+    deltas
+      .map((d) => d.reasoning_content ?? "")
+      .join("")
+      .trim(),
+    THOUGHT,
+  );
+  t.notMatch(deltas.map((d) => d.content ?? "").join(""), /tool_call|"name"/, "no call syntax as content");
+  const calls = new Map<number, { id: string; name: string; args: string }>();
+  for (const d of deltas)
+    for (const c of d.tool_calls ?? []) {
+      const seen = calls.get(c.index) ?? { id: "", name: "", args: "" };
+      calls.set(c.index, { id: c.id ?? seen.id, name: c.function?.name ?? seen.name, args: seen.args + (c.function?.arguments ?? "") });
+    }
+  t.same(
+    [...calls.values()].map((c) => [c.name, JSON.parse(c.args)]),
+    [
+      ["get_weather", { city: "Paris" }],
+      ["read_file", { path: "notes.txt" }],
+    ],
+  );
+  t.equal(chunks.at(-1).choices[0].finish_reason, "tool_calls");
+
+  const [weather, notes] = [...calls.values()];
+  const answer = await psyche.request("/v1/chat/completions", {
+    body: {
+      model: "any",
+      tools: openaiTools,
+      messages: [
+        ...ask("Weather and notes, streamed?"),
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [weather, notes].map((c) => ({ id: c!.id, type: "function", function: { name: c!.name, arguments: c!.args } })),
+        },
+        { role: "tool", tool_call_id: weather!.id, content: "sunny, 24 C" },
+        { role: "tool", tool_call_id: notes!.id, content: "buy bread" },
+      ],
+    },
+  });
+  t.equal(answer.status, 200);
+  const message = ((await answer.json()) as any).choices[0].message;
+  t.equal(message.content.trim(), ANSWER, "the results answered");
+  t.equal(message.reasoning_content.trim(), "I have the results.");
+});
+
+t.test("Anthropic messages: a thinking block, then two tool_use blocks; streamed the same", async (t) => {
+  const anthropicTools = tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters }));
+  const body = { model: "any", max_tokens: 300, messages: ask("Weather and notes, Claude?"), tools: anthropicTools };
+  const res = await psyche.request("/v1/messages", { body });
+  const reply = (await res.json()) as any;
+  t.equal(reply.stop_reason, "tool_use");
+  t.same(
+    reply.content.map((b: any) => b.type),
+    ["thinking", "tool_use", "tool_use"],
+  );
+  t.same(
+    reply.content.slice(1).map((b: any) => [b.name, b.input]),
+    [
+      ["get_weather", { city: "Paris" }],
+      ["read_file", { path: "notes.txt" }],
+    ],
+  );
+
+  const streamed = await sseEvents(await psyche.request("/v1/messages", { body: { ...body, stream: true } }));
+  const starts = streamed.filter((e) => e.event === "content_block_start").map((e) => e.data.content_block);
+  t.same(
+    starts.map((b: any) => [b.type, b.name]),
+    [
+      ["thinking", undefined],
+      ["tool_use", "get_weather"],
+      ["tool_use", "read_file"],
+    ],
+  );
+  const inputs = streamed
+    .filter((e) => e.event === "content_block_delta" && e.data.delta.type === "input_json_delta")
+    .reduce((by: Record<number, string>, e) => ({ ...by, [e.data.index]: (by[e.data.index] ?? "") + e.data.delta.partial_json }), {});
+  t.same(
+    Object.values(inputs).map((s) => JSON.parse(s)),
+    [{ city: "Paris" }, { path: "notes.txt" }],
+  );
+});
+
+t.test("Responses: a reasoning item, then two function_call items; streamed the same", async (t) => {
+  const responsesTools = tools.map((tool) => ({
+    type: "function",
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+  }));
+  const body = { model: "any", input: "Weather and notes, Codex?", tools: responsesTools };
+  const reply = (await (await psyche.request("/v1/responses", { body })).json()) as any;
+  t.same(
+    reply.output.map((o: any) => o.type),
+    ["reasoning", "function_call", "function_call"],
+  );
+  t.same(
+    reply.output.slice(1).map((o: any) => [o.name, JSON.parse(o.arguments)]),
+    [
+      ["get_weather", { city: "Paris" }],
+      ["read_file", { path: "notes.txt" }],
+    ],
+  );
+
+  const streamed = await sseEvents(await psyche.request("/v1/responses", { body: { ...body, stream: true } }));
+  const done = streamed.filter((e) => e.data?.type === "response.output_item.done").map((e) => e.data.item);
+  t.same(
+    done.map((o: any) => [o.type, o.name]),
+    [
+      ["reasoning", undefined],
+      ["function_call", "get_weather"],
+      ["function_call", "read_file"],
+    ],
+  );
+});
