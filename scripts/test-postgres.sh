@@ -66,7 +66,7 @@ say "PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') with pgvector 
 
 cd "$root"
 export PSYCHE_TEST_POSTGRES="postgresql://postgres@127.0.0.1:$port/postgres"
-# Arguments go to tap (compiled test files, or --reporter=terse); by default the suites below:
+# Arguments are compiled test files or folders (scripts/run-tests.mjs); by default the suites below:
 # the end-to-end files, and the unit tier's files that run on a database (helpers/database.ts
 # gives each a database of its own here). The password gate's test is the embedded database's,
 # but needs psql, which this step installs; prepared-backends compares the two kinds of server;
@@ -78,6 +78,6 @@ if [ $# -eq 0 ]; then
   set -- "${e2e[@]}" dist/test/memory/*.test.js dist/test/conversation/*.test.js dist/test/jobs/*.test.js dist/test/dreams/*.test.js \
     dist/test/http/routes.test.js
 fi
-# The suites run as the build compiled them (.taprc); its copies of removed tests go first.
+# The suites run as the build compiled them, two at once; its copies of removed tests go first.
 node scripts/stale-tests.mjs
-npx tap "$@"
+node scripts/run-tests.mjs --jobs 2 "$@"
