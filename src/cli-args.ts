@@ -67,8 +67,9 @@ Commands:
               run a coding agent (claude, codex, opencode, qwen, or any other installed one) pointed
               at Psyche, starting Psyche in the background when it is not running; the agent's own
               config files are left alone. --print shows the environment and config instead
-  install claude-code [--project] [--http] [--dry-run]
-              add Psyche's hooks and MCP server to Claude Code's settings (user, or this project's)
+  install claude-code [--project] [--http] [--dry-run] [--no-start]
+              add Psyche's hooks and MCP server to Claude Code's settings (user, or this project's),
+              then start Psyche in the background and wait until it answers (--no-start: don't)
   uninstall claude-code [--project] [--dry-run]
               remove exactly those, and stop the background server
 
@@ -100,6 +101,7 @@ export interface ParsedArgs {
   project: boolean;
   http: boolean;
   dryRun: boolean;
+  noStart: boolean;
   embeddings: boolean;
   print: boolean;
 }
@@ -113,6 +115,7 @@ export function parseCli(argv: string[]): ParsedArgs {
     project: { type: "boolean" },
     http: { type: "boolean" },
     "dry-run": { type: "boolean" },
+    "no-start": { type: "boolean" },
     embeddings: { type: "boolean" },
     print: { type: "boolean" },
   };
@@ -136,6 +139,7 @@ export function parseCli(argv: string[]): ParsedArgs {
       project: false,
       http: false,
       dryRun: false,
+      noStart: false,
       embeddings: false,
       print: false,
     };
@@ -157,6 +161,7 @@ export function parseCli(argv: string[]): ParsedArgs {
     project: parsed.values.project === true,
     http: parsed.values.http === true,
     dryRun: parsed.values["dry-run"] === true,
+    noStart: parsed.values["no-start"] === true,
     embeddings: parsed.values.embeddings === true,
     print: parsed.values.print === true,
   };

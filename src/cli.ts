@@ -19,7 +19,7 @@ import { runMcp } from "./processes/mcp.js";
 import { claimPidFile, daemonStatus, showLogs, startDaemon, stopDaemon } from "./processes/daemon.js";
 import { applyChanges, planInstall, planUninstall } from "./agents/claude-code-settings.js";
 import { exportCommand, importCommand, progressBar } from "./processes/memory-transfer.js";
-import { runLaunch } from "./processes/launch.js";
+import { ensureServer, runLaunch } from "./processes/launch.js";
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -220,6 +220,11 @@ async function run(args: ParsedArgs, config: Config, log: Logger): Promise<void>
         say(stopped.stopped ? `stopped Psyche (pid ${stopped.pid})` : "Psyche was not running");
       } else {
         say("Claude Code picks the hooks up in its next session; session-start starts Psyche in the background when it is not running.");
+        // The server gets install's own server flags (argv after the target), as `start` would.
+        const serveArgs = process.argv
+          .slice(process.argv.indexOf("claude-code") + 1)
+          .filter((a) => !["--project", "--http", "--no-start"].includes(a));
+        if (!args.noStart) await ensureServer(config, { serveArgs, cli: process.argv[1]!, say });
       }
       return;
     }

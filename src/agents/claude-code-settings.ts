@@ -9,7 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { UserError } from "../errors.js";
 import { packageRoot } from "../paths.js";
-import { CLAUDE_EVENT_NAMES, HOOK_EVENTS, type HookEvent } from "./hook-events.js";
+import { CLAUDE_EVENT_NAMES, HOOK_EVENTS, HOOK_FIRST_ANSWER_MS, HOOK_WAIT_MS, type HookEvent } from "./hook-events.js";
 
 export const MCP_SERVER_NAME = "psyche";
 
@@ -17,6 +17,9 @@ export const MCP_SERVER_NAME = "psyche";
 const MATCHERS: Partial<Record<HookEvent, string>> = { "pre-tool-use": "*", "post-tool-use": "Bash" };
 /** Seconds Claude Code waits for a hook (the relay gives up sooner, PSYCHE_HOOK_TIMEOUT_MS). */
 const TIMEOUT_SECONDS = 10;
+/** The prompt hook's: it waits for a starting server, then its first answer (processes/hook.ts). */
+const PROMPT_TIMEOUT_SECONDS = Math.ceil((HOOK_WAIT_MS + HOOK_FIRST_ANSWER_MS) / 1000) + 5;
+const timeoutOf = (event: HookEvent) => (event === "user-prompt-submit" ? PROMPT_TIMEOUT_SECONDS : TIMEOUT_SECONDS);
 
 export interface InstallOptions {
   /** The project directory for --project; user scope when undefined. */
@@ -63,7 +66,7 @@ export function hookEntry(event: HookEvent, o: InstallOptions): Json & { type: s
       ...(o.apiKey ? { headers: { Authorization: "Bearer $PSYCHE_API_KEY" }, allowedEnvVars: ["PSYCHE_API_KEY"] } : {}),
     };
   }
-  return { type: "command", command: `${o.psyche ?? defaultPsycheCommand()} hook ${event}`, timeout: TIMEOUT_SECONDS };
+  return { type: "command", command: `${o.psyche ?? defaultPsycheCommand()} hook ${event}`, timeout: timeoutOf(event) };
 }
 
 export function mcpEntry(o: InstallOptions): Json {
@@ -113,7 +116,12 @@ export function withHooks(path: string, settings: Json, o: InstallOptions): { va
     const name = CLAUDE_EVENT_NAMES[event];
     const groups = hooks[name] ?? [];
     if (groups.some((g) => g.hooks.some((h) => isOurs(h)))) {
-      notes.push(`${name}: already has Psyche's hook`);
+      // An older install's command hook may give Claude Code too short a wait (the prompt hook now waits for a starting server).
+      const short = (h: Json) => isOurs(h) && h.type === "command" && !(typeof h.timeout === "number" && h.timeout >= timeoutOf(event));
+      if (groups.some((g) => g.hooks.some(short))) {
+        hooks[name] = groups.map((g) => ({ ...g, hooks: g.hooks.map((h) => (short(h) ? { ...h, timeout: timeoutOf(event) } : h)) }));
+        notes.push(`${name}: Psyche's hook now has ${timeoutOf(event)} s (it waits for a starting server)`);
+      } else notes.push(`${name}: already has Psyche's hook`);
       continue;
     }
     const matcher = MATCHERS[event];

@@ -11,3 +11,12 @@ export const CLAUDE_EVENT_NAMES: Record<HookEvent, string> = {
   "post-tool-use": "PostToolUse",
   "session-end": "SessionEnd",
 };
+
+/**
+ * How long `psyche hook user-prompt-submit` waits for a server that is starting, by default
+ * (processes/hook.ts): a first start makes the default model and the database. Then the first
+ * answer of a server that has just started, which loads its embedder, may take longer than a
+ * warm one's.
+ */
+export const HOOK_WAIT_MS = 30_000;
+export const HOOK_FIRST_ANSWER_MS = 10_000;

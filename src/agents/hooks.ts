@@ -31,6 +31,31 @@ const projectOf = (input: { cwd?: string | undefined }) => input.cwd ?? "(unknow
 const ghapBlock = (g: GhapRow) =>
   `**Goal**: ${g.goal}\n**Hypothesis**: ${g.hypothesis}\n**Action**: ${g.action}\n**Prediction**: ${g.prediction}`;
 
+/** What a session is told of the GHAP past sessions of its project left open. */
+function orphanReport(orphans: readonly GhapRow[]): string {
+  return [
+    "## Orphaned GHAP detected",
+    "",
+    `A past session of this project ended with this hypothesis still open (GHAP ${orphans[0]!.id}):`,
+    "",
+    ghapBlock(orphans[0]!),
+    "",
+    "Adopt it and continue (update_ghap with its id), or close it (resolve_ghap with its id, outcome abandoned and a reason).",
+    ...(orphans.length > 1 ? [`${orphans.length - 1} more: get_orphaned_ghap lists them.`] : []),
+  ].join("\n");
+}
+
+/**
+ * A hook's result, with the orphan report when this hook opened the session (the first to reach
+ * the server, session-start having found it still starting): before the hook's own content.
+ */
+function withOrphans(result: HookResult, opened: { session: { id: string }; orphans: readonly GhapRow[] }): HookResult {
+  if (!opened.orphans.length) return result;
+  const report = orphanReport(opened.orphans);
+  if ("content" in result && result.content) return { ...result, content: `${report}\n\n${result.content}` } as HookResult;
+  return { type: "orphan_detected", session_id: opened.session.id, content: report, orphans: opened.orphans.map((o) => o.id) };
+}
+
 export async function runHook<E extends HookEvent>(
   deps: HookDeps,
   event: E,
@@ -44,19 +69,13 @@ export async function runHook<E extends HookEvent>(
     case "session-start": {
       const started = await agents.start({ agent, project, externalId: input.session_id });
       const id = started.session.id;
-      if (started.orphans.length) {
-        const content = [
-          "## Orphaned GHAP detected",
-          "",
-          `A past session of this project ended with this hypothesis still open (GHAP ${started.orphans[0]!.id}):`,
-          "",
-          ghapBlock(started.orphans[0]!),
-          "",
-          "Adopt it and continue (update_ghap with its id), or close it (resolve_ghap with its id, outcome abandoned and a reason).",
-          ...(started.orphans.length > 1 ? [`${started.orphans.length - 1} more: get_orphaned_ghap lists them.`] : []),
-        ].join("\n");
-        return { type: "orphan_detected", session_id: id, content, orphans: started.orphans.map((o) => o.id) };
-      }
+      if (started.orphans.length)
+        return {
+          type: "orphan_detected",
+          session_id: id,
+          content: orphanReport(started.orphans),
+          orphans: started.orphans.map((o) => o.id),
+        };
       const content =
         `Psyche (long-term memory) is following this session as ${id}. ` +
         "Before a change you are unsure of, record your goal, hypothesis, action and prediction with set_ghap; resolve_ghap when it is confirmed, falsified or abandoned.";
@@ -64,7 +83,8 @@ export async function runHook<E extends HookEvent>(
     }
     case "user-prompt-submit": {
       const i = input as HookInput<"user-prompt-submit">;
-      const session = await agents.sessionForHook(agent, i.session_id, project);
+      const opened = await agents.sessionForHook(agent, i.session_id, project);
+      const { session } = opened;
       const assembled = await assembleContext(deps.memory, {
         query: i.prompt.slice(0, 20_000),
         maxTokens: deps.settings.maxTokens,
@@ -74,35 +94,39 @@ export async function runHook<E extends HookEvent>(
         // The project's own memories and default's, never another project's.
         scopes: readableScopes(projectScope(input.cwd)),
       });
-      if (!assembled.markdown) return { type: "none", reason: "nothing relevant" };
-      return { type: "rich", content: assembled.markdown, token_count: assembled.token_estimate };
+      if (!assembled.markdown) return withOrphans({ type: "none", reason: "nothing relevant" }, opened);
+      return withOrphans({ type: "rich", content: assembled.markdown, token_count: assembled.token_estimate }, opened);
     }
     case "pre-tool-use": {
-      const session = await agents.countToolUse(await agents.sessionForHook(agent, input.session_id, project));
+      const opened = await agents.sessionForHook(agent, input.session_id, project);
+      const session = await agents.countToolUse(opened.session);
       if (session.tools_since_check_in < deps.settings.checkInEvery)
-        return { type: "none", reason: `${session.tools_since_check_in} of ${deps.settings.checkInEvery} tool uses` };
+        return withOrphans({ type: "none", reason: `${session.tools_since_check_in} of ${deps.settings.checkInEvery} tool uses` }, opened);
       await agents.resetCheckIn(session);
       const ghap = await agents.active(session);
       const n = session.tools_since_check_in;
       const content = ghap
         ? `## GHAP check-in (${n} tool uses since the last)\n\n${ghapBlock(ghap)}\n\nIs the hypothesis still holding? If it changed, update_ghap; if it is settled, resolve_ghap.`
         : `## GHAP check-in (${n} tool uses since the last)\n\nNo working hypothesis is recorded for this session. If you are testing an idea, set_ghap with its goal, hypothesis, action and prediction.`;
-      return { type: "reminder", content, tool_count: n };
+      return withOrphans({ type: "reminder", content, tool_count: n }, opened);
     }
     case "post-tool-use": {
       const i = input as HookInput<"post-tool-use">;
       const outcome = testOutcome(i.tool_name, i.tool_input, i.tool_response);
       if (!outcome) return { type: "none", reason: "not a test run" };
-      const session = await agents.sessionForHook(agent, i.session_id, project);
-      const ghap = await agents.active(session);
+      const opened = await agents.sessionForHook(agent, i.session_id, project);
+      const ghap = await agents.active(opened.session);
       const head = `## Tests ${outcome.passed ? "PASSED" : "FAILED"}\n\n\`${outcome.command.slice(0, 200)}\`: ${outcome.evidence}`;
       if (!ghap) {
-        return {
-          type: "outcome",
-          passed: outcome.passed,
-          suggested_action: "set_ghap",
-          content: `${head}\n\nNo working hypothesis is recorded; set_ghap if this run tests one.`,
-        };
+        return withOrphans(
+          {
+            type: "outcome",
+            passed: outcome.passed,
+            suggested_action: "set_ghap",
+            content: `${head}\n\nNo working hypothesis is recorded; set_ghap if this run tests one.`,
+          },
+          opened,
+        );
       }
       const action = outcome.passed ? "resolve_confirmed" : "resolve_falsified";
       const advice = outcome.passed
@@ -117,7 +141,7 @@ export async function runHook<E extends HookEvent>(
     }
     case "session-end": {
       const i = input as HookInput<"session-end">;
-      const session = await agents.sessionForHook(agent, i.session_id, project);
+      const { session } = await agents.sessionForHook(agent, i.session_id, project);
       await agents.end(session, i.reason ?? "ended");
       return { type: "session_ended", session_id: session.id };
     }

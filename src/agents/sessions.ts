@@ -95,13 +95,22 @@ export class AgentSessions {
   }
 
   /** The session a hook means: the agent's own id, started on first sight (a hook may come before session-start did). */
-  async sessionForHook(agent: string, externalId: string | undefined, project: string): Promise<SessionRow> {
-    if (externalId) {
-      const known = await sessionByExternalId(this.deps.pool, agent, externalId);
-      if (known) return known;
-      return (await this.start({ agent, project, externalId })).session;
-    }
-    return (await latestOpenSession(this.deps.pool, project)) ?? (await this.start({ agent, project })).session;
+  /**
+   * The session a hook belongs to, started when the server never saw its session-start (it was
+   * starting then: processes/hook.ts): a session started here comes with the project's orphaned
+   * GHAP, for the hook to report as session-start would have.
+   */
+  async sessionForHook(
+    agent: string,
+    externalId: string | undefined,
+    project: string,
+  ): Promise<{ session: SessionRow; orphans: Started["orphans"] }> {
+    const known = externalId
+      ? await sessionByExternalId(this.deps.pool, agent, externalId)
+      : await latestOpenSession(this.deps.pool, project);
+    if (known) return { session: known, orphans: [] };
+    const started = await this.start({ agent, project, externalId });
+    return { session: started.session, orphans: started.orphans };
   }
 
   async end(session: SessionRow, reason: string): Promise<SessionRow> {

@@ -4,19 +4,23 @@
 // hold the agent up or fail it: no server, a timeout or an error prints a `degraded` result
 // with `--format typed`, nothing in Claude Code's format, and exits 0, with the reason on
 // stderr. `session-start` starts the server in the background when none runs (not waiting for
-// it). A new process runs per call, so this file loads only Node's own modules.
+// it); `user-prompt-submit` waits for a server that is starting (its PID file has no address
+// yet), up to `--wait-ms`, so the first prompts after a cold start get their context; the other
+// hooks do not hold the agent up for it. A new process runs per call, so this file loads only
+// Node's own modules.
 import { spawn } from "node:child_process";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { serverFromPidFile as fromPidFile } from "../paths.js";
-import { HOOK_EVENTS, type HookEvent } from "../agents/hook-events.js";
+import { HOOK_EVENTS, HOOK_FIRST_ANSWER_MS, HOOK_WAIT_MS, type HookEvent } from "../agents/hook-events.js";
 import { claudeOutput } from "../agents/hook-output.js";
 import type { HookResult } from "../agents/hook-input.js";
 
 const USAGE =
-  "usage: psyche hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|session-end> [--format claude|typed] [--server URL] [--data-dir DIR] [--timeout-ms N]";
+  "usage: psyche hook <session-start|user-prompt-submit|pre-tool-use|post-tool-use|session-end> [--format claude|typed] [--server URL] [--data-dir DIR] [--timeout-ms N] [--wait-ms N]";
+
 /** Hook input beyond this is trimmed (long tool output): the server needs a summary, not all of it. */
 const MAX_INPUT = 256 * 1024;
 const KEEP_STRING = 16 * 1024;
@@ -27,6 +31,8 @@ interface HookArgs {
   server: string | undefined;
   dataDir: string;
   timeoutMs: number;
+  /** How long user-prompt-submit waits for a starting server. */
+  waitMs: number;
 }
 
 function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): HookArgs | string {
@@ -38,6 +44,7 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): HookArgs | 
     server: env.PSYCHE_SERVER_URL || undefined,
     dataDir: env.PSYCHE_DATA_DIR || join(homedir(), ".psyche"),
     timeoutMs: Number(env.PSYCHE_HOOK_TIMEOUT_MS || 2000),
+    waitMs: Number(env.PSYCHE_HOOK_WAIT_MS || HOOK_WAIT_MS),
   };
   for (let i = 0; i < rest.length; i++) {
     const [flag, inline] = rest[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
@@ -49,10 +56,13 @@ function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv): HookArgs | 
     } else if (flag === "--server") args.server = value();
     else if (flag === "--data-dir") args.dataDir = value();
     else if (flag === "--timeout-ms") args.timeoutMs = Number(value());
+    else if (flag === "--wait-ms") args.waitMs = Number(value());
     else return `unknown option '${flag}'; ${USAGE}`;
   }
   if (!Number.isFinite(args.timeoutMs) || args.timeoutMs <= 0)
     return "--timeout-ms (PSYCHE_HOOK_TIMEOUT_MS) must be a positive number of milliseconds";
+  if (!Number.isFinite(args.waitMs) || args.waitMs < 0)
+    return "--wait-ms (PSYCHE_HOOK_WAIT_MS) must be a number of milliseconds, 0 or more";
   return args;
 }
 
@@ -72,11 +82,20 @@ function trim(value: unknown): unknown {
   return value;
 }
 
-/** Starts `psyche start` detached, not waiting for it: the agent's session goes on meanwhile. */
-function startServer(dataDir: string): void {
+/**
+ * Starts `psyche start` detached, not waiting for the server: the agent's session goes on
+ * meanwhile. It waits (a few seconds at most) for the PID file `start` writes first, which says
+ * a server is starting: Claude Code runs the prompt's hook right after session-start's
+ * (`claude -p`), and that hook waits for a starting server only when it can see one.
+ */
+async function startServer(dataDir: string): Promise<void> {
   const cli = process.argv[1]!;
   const child = spawn(process.execPath, [cli, "start", "--data-dir", dataDir], { detached: true, stdio: "ignore", env: process.env });
   child.unref();
+  let exited = false;
+  child.once("exit", () => (exited = true));
+  const deadline = Date.now() + 5_000;
+  while (!exited && "none" in fromPidFile(dataDir) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 }
 
 class Degraded extends Error {}
@@ -113,18 +132,39 @@ function post(url: string, body: string, timeoutMs: number): Promise<{ status: n
   });
 }
 
+/**
+ * The server as its PID file names it; for user-prompt-submit, once a starting one has its
+ * address (or is gone), within `waitMs`. Undefined with a server still starting.
+ */
+async function serverOf(args: HookArgs): Promise<{ pid: ReturnType<typeof fromPidFile>; waited: boolean } | undefined> {
+  let pid = fromPidFile(args.dataDir);
+  if (!("starting" in pid)) return { pid, waited: false };
+  if (args.event !== "user-prompt-submit") return undefined;
+  const deadline = Date.now() + args.waitMs;
+  while ("starting" in pid && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    pid = fromPidFile(args.dataDir);
+  }
+  return "starting" in pid ? undefined : { pid, waited: true };
+}
+
 async function relay(args: HookArgs, body: string): Promise<HookResult> {
-  const pid = args.server ? undefined : fromPidFile(args.dataDir);
-  if (pid && "starting" in pid) return { type: "degraded", reason: "server_starting" };
+  const found = args.server ? { pid: undefined, waited: false } : await serverOf(args);
+  if (!found) return { type: "degraded", reason: "server_starting" };
+  const { pid, waited } = found;
   const base = (args.server ?? (pid && "url" in pid ? pid.url : `http://127.0.0.1:${process.env.PSYCHE_PORT || 8741}`)).replace(/\/+$/, "");
   let res: { status: number; text: string };
   try {
-    res = await post(`${base}/hooks/${args.event}?format=typed`, body, args.timeoutMs);
+    res = await post(
+      `${base}/hooks/${args.event}?format=typed`,
+      body,
+      waited ? Math.max(args.timeoutMs, HOOK_FIRST_ANSWER_MS) : args.timeoutMs,
+    );
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.name === "TimeoutError") return { type: "degraded", reason: "timeout" };
     if (e.code === "ECONNREFUSED" && args.event === "session-start" && !args.server && process.env.PSYCHE_HOOK_NO_START !== "1") {
-      startServer(args.dataDir);
+      await startServer(args.dataDir);
       return { type: "degraded", reason: "server_starting" };
     }
     return { type: "degraded", reason: `server_unreachable: ${e.code ?? e.message}` };

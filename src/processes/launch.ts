@@ -43,6 +43,22 @@ async function runningUrl(config: Config): Promise<string | undefined> {
   return (await answers(url)) ? url : undefined;
 }
 
+/**
+ * The running Psyche's URL, or one started in the background (`psyche start` with `serveArgs`)
+ * and waited for: what `launch` and `install` leave the agent to talk to.
+ */
+export async function ensureServer(
+  config: Config,
+  o: { serveArgs: readonly string[]; cli: string; say: (line: string) => void },
+): Promise<string> {
+  const running = await runningUrl(config);
+  if (running) return running;
+  o.say("Psyche is not running: starting it in the background (a first start makes its model and database; `psyche stop` stops it)…");
+  const started = await startDaemon(config, o.serveArgs, { cli: o.cli });
+  o.say(`Psyche is running: ${started.url} (pid ${started.pid}, log ${started.log})`);
+  return started.url;
+}
+
 /** The agent's command: on PATH, else in Psyche's own node_modules (or the agents its tests install). */
 export function findAgent(bin: string, path = process.env.PATH ?? ""): string | undefined {
   const root = packageRoot();
@@ -83,11 +99,7 @@ export async function runLaunch(config: Config, agent: string, userArgs: readonl
   // The agent is found before anything starts: a name that is no agent starts nothing.
   const command = findAgent(launchPlan(agent, { url: "", apiKey }).bin);
   if (!command) throw notInstalled(launchPlan(agent, { url: "", apiKey }));
-  let url = await runningUrl(config);
-  if (!url) {
-    o.say("Psyche is not running: starting it in the background (`psyche stop` stops it)");
-    url = (await startDaemon(config, o.serveArgs, { cli: o.cli })).url;
-  }
+  const url = await ensureServer(config, o);
   const plan = launchPlan(agent, { url, apiKey });
   const dir = mkdtempSync(join(tmpdir(), "psyche-launch-"));
   try {

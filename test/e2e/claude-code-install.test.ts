@@ -39,7 +39,7 @@ t.test("user scope: dry run, install, again, uninstall", async (t) => {
   t.same(read(".claude/settings.json"), FIXTURE_SETTINGS, "a dry run writes nothing");
   t.same(readdirSync(join(home, ".claude")), ["settings.json"]);
 
-  const first = await runCli(["install", "claude-code"], env);
+  const first = await runCli(["install", "claude-code", "--no-start"], env);
   t.equal(first.code, 0, first.out);
   const settings = read(".claude/settings.json");
   t.same(settings.model, "opus");
@@ -61,7 +61,7 @@ t.test("user scope: dry run, install, again, uninstall", async (t) => {
   t.same(JSON.parse(readFileSync(join(home, ".claude", backups[0]!), "utf8")), FIXTURE_SETTINGS, "the backup holds the file as it was");
 
   // The installed command really runs the hook (no server here: nothing printed, exit 0).
-  const again = await runCli(["install", "claude-code"], env);
+  const again = await runCli(["install", "claude-code", "--no-start"], env);
   t.match(again.out, /settings\.json: unchanged/);
   t.match(again.out, /already has Psyche's hook/);
   t.same(read(".claude/settings.json"), settings, "idempotent");
@@ -88,7 +88,7 @@ t.test("project scope, --http hooks, and files it will not touch", async (t) => 
       child.stderr.on("data", (d) => (out += d));
       child.on("exit", (code) => resolve({ code, out }));
     });
-  const r = await inProject(["install", "claude-code", "--project", "--http"]);
+  const r = await inProject(["install", "claude-code", "--project", "--http", "--no-start"]);
   t.equal(r.code, 0, r.out);
   const settings = read("proj/.claude/settings.json");
   t.match(
@@ -105,12 +105,27 @@ t.test("project scope, --http hooks, and files it will not touch", async (t) => 
   t.same(read("proj/.mcp.json"), {});
 
   writeFileSync(join(home, ".claude", "settings.json"), "{ not json");
-  const broken = await runCli(["install", "claude-code"], env);
+  const broken = await runCli(["install", "claude-code", "--no-start"], env);
   t.equal(broken.code, 1);
   t.match(broken.out, /settings\.json is not valid JSON.*Psyche will not overwrite it/);
   t.equal(readFileSync(join(home, ".claude", "settings.json"), "utf8"), "{ not json");
   writeFileSync(join(home, ".claude", "settings.json"), JSON.stringify({ hooks: { PreToolUse: "nope" } }));
-  t.match((await runCli(["install", "claude-code"], env)).out, /"hooks" is not in Claude Code's shape/);
+  t.match((await runCli(["install", "claude-code", "--no-start"], env)).out, /"hooks" is not in Claude Code's shape/);
   t.equal((await runCli(["install", "cursor"], env)).code, 2);
   t.notOk(existsSync(join(home, ".claude", "settings.json.psyche-tmp")));
+});
+
+t.test("an older install's prompt hook, with Claude Code's 10 s, gets the time to wait for a starting server", async (t) => {
+  const { env, read } = fixture(t);
+  t.equal((await runCli(["install", "claude-code", "--no-start"], env)).code, 0);
+  const settings = read(".claude/settings.json");
+  t.ok(settings.hooks.UserPromptSubmit[0].hooks[0].timeout >= 40, "the prompt hook waits for a starting server, and Claude Code for it");
+  t.equal(settings.hooks.PreToolUse[1].hooks[0].timeout, 10, "the others keep a short one");
+  settings.hooks.UserPromptSubmit[0].hooks[0].timeout = 10;
+  writeFileSync(join(env.HOME, ".claude", "settings.json"), JSON.stringify(settings));
+  const again = await runCli(["install", "claude-code", "--no-start"], env);
+  t.match(again.out, /UserPromptSubmit: Psyche's hook now has \d+ s/);
+  const raised = read(".claude/settings.json").hooks.UserPromptSubmit;
+  t.ok(raised[0].hooks[0].timeout >= 40, "raised in place");
+  t.equal(raised.length, 1, "not a second hook beside it");
 });
