@@ -53,6 +53,7 @@ export function registerMemoryTools(server: McpServer, deps: WebServices, access
         "Remember something for later. A near-duplicate of a stored memory reinforces it instead of adding another. Importance (0 to 1) is scored from the text when omitted.",
       inputSchema: {
         content: z.string().trim().min(1).max(MAX_MEMORY_CHARS),
+        summary: z.string().trim().min(1).max(500).optional().describe("A line that says what it is about: searched with the content"),
         importance: z.number().min(0).max(1).optional(),
         kind: z.enum(["semantic", "episodic"]).default("semantic").describe("semantic: a fact; episodic: something that happened"),
         tags: z.array(z.string().trim().min(1).max(64)).max(32).default([]),

@@ -37,6 +37,8 @@ export const MEMORY_TOOL_SPECS: readonly ToolSpec[] = [
       type: "object",
       properties: {
         content: { type: "string", minLength: 1, maxLength: 2000 },
+        summary: { type: "string", minLength: 1, maxLength: 200, description: "A line that says what it is about" },
+        kind: { enum: ["semantic", "episodic"], description: "semantic (the default): a fact; episodic: something that happened" },
         importance: { type: "number", minimum: 0, maximum: 1 },
         tags: { type: "array", items: { type: "string", maxLength: 64 }, maxItems: 8 },
       },
@@ -74,8 +76,9 @@ export class MemoryTools implements ServerTools {
       });
     }
     const stored = await this.memory.remember({
-      kind: "semantic",
+      kind: args.kind === "episodic" ? "episodic" : "semantic",
       content: String(args.content),
+      summary: typeof args.summary === "string" ? args.summary : null,
       importance: typeof args.importance === "number" ? args.importance : undefined,
       tags: Array.isArray(args.tags) ? args.tags.map(String) : [],
       sourceKind: "tool",

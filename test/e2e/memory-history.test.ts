@@ -121,9 +121,10 @@ t.test("MCP: correct_memory writes a version by mcp; store_memory can supersede"
 
   const newer = (await client.callTool({
     name: "store_memory",
-    arguments: { content: "The repo's CI moved to a self-hosted runner", supersedes: [id] },
+    arguments: { content: "The repo's CI moved to a self-hosted runner", supersedes: [id], summary: "CI runner", kind: "episodic" },
   })) as CallToolResult;
   t.notOk(newer.isError);
+  t.match(newer.structuredContent, { summary: "CI runner", kind: "episodic" }, "a summary and a kind, as given");
   t.equal((await api("GET", `/v1/memories/${id}`)).body.superseded_by, (newer.structuredContent as any).id);
 
   const unknown = (await client.callTool({
