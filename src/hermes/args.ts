@@ -22,6 +22,7 @@ Talk to Psyche in the terminal; tools run here, in the workspace.
   --no-idle                   no idle exploration (default: after --idle-after seconds)
   --idle-after SECONDS        idle this long before exploring the workspace (default 120)
   --idle-cooldown SECONDS     between idle tool calls (default 20)
+  --idle-tool-iterations N    tool rounds of one idle exploration (default 3)
   --idle-exclude PATTERN      also keep these files from idle exploration (gitignore syntax;
                               repeatable; secrets and ignored files are always kept out)
   --max-tool-iterations N     tool rounds per message before it must answer (default 10)
@@ -47,6 +48,7 @@ const ArgsSchema = z.object({
   idle: z.boolean(),
   idleAfterSeconds: seconds,
   idleCooldownSeconds: z.coerce.number().min(0).max(3600),
+  idleToolIterations: z.coerce.number().int().min(1).max(50),
   idleExclude: z.array(z.string().trim().min(1, "--idle-exclude needs a pattern").max(1024)).max(200),
   maxToolIterations: z.coerce.number().int().min(1).max(50),
   toolChoice: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "--tool-choice is auto, required, none or a tool's name"),
@@ -86,6 +88,7 @@ export function parseHermesArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
         "no-idle": { type: "boolean" },
         "idle-after": { type: "string" },
         "idle-cooldown": { type: "string" },
+        "idle-tool-iterations": { type: "string" },
         "idle-exclude": { type: "string", multiple: true },
         "max-tool-iterations": { type: "string" },
         "tool-choice": { type: "string" },
@@ -109,6 +112,7 @@ export function parseHermesArgs(argv: readonly string[], env: NodeJS.ProcessEnv,
     idle: v["no-idle"] !== true,
     idleAfterSeconds: v["idle-after"] ?? 120,
     idleCooldownSeconds: v["idle-cooldown"] ?? 20,
+    idleToolIterations: v["idle-tool-iterations"] ?? 3,
     idleExclude: v["idle-exclude"] ?? [],
     maxToolIterations: v["max-tool-iterations"] ?? 10,
     toolChoice: v["tool-choice"] ?? "auto",

@@ -140,7 +140,7 @@ export class HermesSession {
       exploration: true,
       // Its own conversation: the user's stays theirs.
       conversationId: `${this.args.conversation.slice(0, 120)}.idle`,
-      maxIterations: 3,
+      maxIterations: this.args.idleToolIterations,
       cooldownMs: this.args.idleCooldownSeconds * 1000,
       maxTokens: this.args.maxTokens ?? 160,
     });

@@ -18,6 +18,7 @@ t.test("defaults: a new conversation, the current directory, idle on, ten tool r
     idle: true,
     idleAfterSeconds: 120,
     idleCooldownSeconds: 20,
+    idleToolIterations: 3,
     maxToolIterations: 10,
     toolChoice: "auto",
     bashTimeoutSeconds: 60,
@@ -57,6 +58,8 @@ t.test("flags as given", async (t) => {
     "7",
     "--api-key",
     "k",
+    "--idle-tool-iterations",
+    "5",
   ]);
   t.match(a, {
     print: "hi",
@@ -66,6 +69,7 @@ t.test("flags as given", async (t) => {
     newConversation: false,
     workspace: "/home/someone/other",
     maxToolIterations: 3,
+    idleToolIterations: 5,
     seed: 7,
     apiKey: "k",
   });
@@ -79,6 +83,7 @@ t.test("bad flags: a usage error naming the flag", async (t) => {
   t.throws(() => parse(["--max-tool-iterations", "0"]), /--max-tool-iterations: /);
   t.throws(() => parse(["--conversation", "has spaces"]), /--conversation: conversation ids are 1-128/);
   t.throws(() => parse(["--idle-after=-1"]), /^--idle-after: /);
+  t.throws(() => parse(["--idle-tool-iterations", "0"]), /^--idle-tool-iterations: /);
   t.throws(() => parse(["--tool-choice", "a b"]), /--tool-choice/);
   t.throws(() => parse(["-p", ""]), /^-p: -p needs a message/);
   t.throws(() => parse(["--bogus"]), HermesUsageError);
