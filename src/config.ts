@@ -178,6 +178,8 @@ export const ConfigSchema = z.object({
   memoryQuietMs: nonNegativeInt.max(60_000).default(1000),
   /** Soft-deleted memories are purged this many seconds later. */
   memoryPurgeAfterSeconds: nonNegativeInt.default(86_400),
+  /** Dream journal entries that did not become a memory are deleted this many days after they ended; 0 keeps every one. */
+  journalKeepDays: nonNegativeInt.max(36_500).default(90),
   /** Offer the model Psyche's own memory tools (recall_memory, store_memory) beside a request's tools. */
   memoryTools: bool.default(true),
   /** Generations one turn may make around Psyche's own tool calls. */

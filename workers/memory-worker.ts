@@ -14,6 +14,7 @@ import { yieldToChats } from "../src/jobs/yield-to-chats.js";
 import { chatsUnderWay } from "../src/db/sql/turns.js";
 import { MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
 import { lastConsolidation } from "../src/db/sql/consolidation.js";
+import { pruneJournal } from "../src/db/sql/dreams.js";
 import { tidyTextIndex } from "../src/db/sql/memory-terms.js";
 import { consolidate } from "../src/memory/consolidate.js";
 import { type DreamSettings, readDreamSettings } from "../src/dreams/settings.js";
@@ -45,6 +46,8 @@ export interface MemoryWorkerDeps {
   reembedBatch?: number;
   /** The dream settings' defaults (consolidation on the schedule). */
   dreamDefaults: DreamSettings;
+  /** Journal entries that did not become a memory are deleted this many days after they ended (db/sql/dreams.ts); 0: never. */
+  journalKeepDays?: number;
 }
 
 /** pg-boss's cron puts a tick on the maintenance queue this often. */
@@ -210,6 +213,10 @@ export class MemoryWorker {
         if (Date.now() - this.tidiedAt > TIDY_EVERY_MS) {
           this.tidiedAt = Date.now();
           await tidyTextIndex(this.deps.pool);
+          const keep = this.deps.journalKeepDays ?? 0;
+          const pruned = keep > 0 ? await pruneJournal(this.deps.pool, keep) : 0;
+          if (pruned)
+            this.deps.log.info({ entries: pruned, keepDays: keep }, "deleted old dream journal entries that did not become memories");
         }
         const { settings } = await readDreamSettings(this.deps.pool, this.deps.dreamDefaults);
         if (!settings.consolidation) return;

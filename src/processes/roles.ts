@@ -91,6 +91,7 @@ export async function startInferenceRole(
     memoryDeferSeconds: s.config.memoryDeferSeconds,
     memoryQuietMs: s.config.memoryQuietMs,
     dreamDefaults: defaultDreamSettings(s.config),
+    journalKeepDays: s.config.journalKeepDays,
   });
   await memoryWorker.start();
   s.stack.push("memory worker", () => memoryWorker.stop());

@@ -294,3 +294,21 @@ export async function reverieScope(db: Queryable, conversationId: string | null)
   );
   return res.rows[0]?.scope ?? DEFAULT_SCOPE;
 }
+
+/**
+ * Deletes journal entries that ended more than `keepDays` days ago and did not become a memory
+ * (migrations/000004_dreams.sql; a kept reverie is a memory whose source is its entry): the
+ * journal otherwise grows by every idle thought for as long as the server runs. The latest
+ * entry of each kind stays, whatever its age: the schedule reads when each last ran.
+ */
+export async function pruneJournal(db: Queryable, keepDays: number): Promise<number> {
+  const res = await db.query(
+    `delete from dream_journal j
+      where j.status <> 'dreaming'
+        and coalesce(j.ended_at, j.started_at) < now() - make_interval(days => $1::int)
+        and not exists (select 1 from memories m where m.source_kind = 'dream' and m.source_id = j.id::text)
+        and j.id <> (select l.id from dream_journal l where l.kind = j.kind order by l.started_at desc limit 1)`,
+    [keepDays],
+  );
+  return res.rowCount ?? 0;
+}
