@@ -84,6 +84,7 @@ ${Object.entries(ENV_NAMES)
   --project                   \`psyche install|uninstall\`: this project's .claude/settings.json and .mcp.json
   --http                      \`psyche install\`: HTTP hooks (no process per call) but for session-start
   --dry-run                   \`psyche install|uninstall\`: show the changes, write nothing
+  --no-start                  \`psyche install\`: leave the server stopped (install starts it)
   --print                     \`psyche launch\`: show the agent's environment and config, run nothing
   --help
 `;

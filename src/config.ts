@@ -1,5 +1,6 @@
 // One schema over environment variables and command-line flags (flags win).
 import { availableParallelism, homedir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { UserError, type UserErrorOptions } from "./errors.js";
@@ -16,6 +17,8 @@ const bool = z
   .transform((v) => v === true || v === "1" || v === "true" || v === "yes");
 
 export const ConfigSchema = z.object({
+  /** A JSON file of settings, keyed by the flags' names (`{"port": 9000, "data-dir": "..."}`): under the environment and the flags. */
+  config: z.string().min(1).optional(),
   /** The running server `psyche mcp` bridges to; default: http://<host>:<port> (127.0.0.1 for a wildcard host). */
   serverUrl: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
   /** Address the HTTP server binds to. Anything but loopback requires an API key. */
@@ -242,7 +245,9 @@ const SECRET_KEYS = new Set(["apiKey", "apiKeys", "databaseUrl"]);
  * ConfigError naming the flag and the variable, and how to fix it.
  */
 export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Config {
-  const raw: Record<string, unknown> = {};
+  const file = (flags.config as string | undefined) ?? (env[ENV_NAMES.config] || undefined);
+  // The file first, then the environment, then the flags: the flags win.
+  const raw: Record<string, unknown> = file ? readConfigFile(file) : {};
   for (const [key, envName] of Object.entries(ENV_NAMES)) {
     const fromEnv = env[envName];
     if (fromEnv !== undefined && fromEnv !== "") raw[key] = fromEnv;
@@ -267,6 +272,39 @@ export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     );
   }
   return config;
+}
+
+/** A config file's settings by key: JSON, keyed by the flags' names (or the keys), each value as the flag takes it. */
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError(
+      `--config / ${ENV_NAMES.config}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+    throw new ConfigError(`${path} must be a JSON object of settings, such as {"port": 9000, "data-dir": "/srv/psyche"}`);
+  const byFlag = new Map(Object.keys(ENV_NAMES).map((key) => [flagName(key), key]));
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(parsed)) {
+    const key = byFlag.get(name) ?? (name in ENV_NAMES ? name : undefined);
+    if (!key || key === "config")
+      throw new ConfigError(
+        `${path}: unknown setting "${name}" (the keys are the flags' names, such as "data-dir"; psyche --help lists them)`,
+      );
+    if (value !== null && typeof value === "object")
+      throw new ConfigError(`${path}: "${name}" must be a string, a number or a boolean, as its flag takes it`);
+    if (value !== null) out[key] = typeof value === "string" ? value : String(value);
+  }
+  return out;
 }
 
 /** Every key the server accepts: --api-key (every scope) and --api-keys. */

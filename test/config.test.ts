@@ -110,3 +110,29 @@ t.test("the configuration table (docs/configuration.md) has a row for every sett
   const expected = Object.entries(ENV_NAMES).map(([key, env]) => [key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), env]);
   t.same(rows.map(String).sort(), expected.map(String).sort());
 });
+
+t.test("a config file (--config, PSYCHE_CONFIG): under the environment and the flags; a bad key names itself", async (t) => {
+  const { writeFileSync } = await import("node:fs");
+  const dir = t.testdir();
+  const file = join(dir, "psyche.json");
+  writeFileSync(file, JSON.stringify({ port: 9200, "data-dir": "/srv/psyche", quiet: true, threads: 2, model: null }));
+  const fromFile = loadConfig({ config: file }, {});
+  t.match(fromFile, { port: 9200, dataDir: "/srv/psyche", quiet: true, threads: 2, model: "tiny-qwen3", config: file });
+  t.equal(loadConfig({}, { PSYCHE_CONFIG: file }).port, 9200, "named by the environment too");
+  t.equal(loadConfig({ config: file }, { PSYCHE_PORT: "9300" }).port, 9300, "the environment beats the file");
+  t.equal(loadConfig({ config: file, port: "9400" }, { PSYCHE_PORT: "9300" }).port, 9400, "and a flag beats both");
+  t.equal(loadConfig({ config: file }, {}).threads, 2);
+
+  writeFileSync(file, JSON.stringify({ prot: 9200 }));
+  t.throws(() => loadConfig({ config: file }, {}), { name: "ConfigError", message: /unknown setting "prot"/ });
+  writeFileSync(file, JSON.stringify({ port: "eighty" }));
+  t.throws(() => loadConfig({ config: file }, {}), /invalid --port \/ PSYCHE_PORT \(got "eighty"\)/, "a bad value, as a flag's would be");
+  writeFileSync(file, JSON.stringify({ port: { value: 1 } }));
+  t.throws(() => loadConfig({ config: file }, {}), /"port" must be a string, a number or a boolean/);
+  writeFileSync(file, "{ port: 9200");
+  t.throws(() => loadConfig({ config: file }, {}), /psyche\.json is not valid JSON/);
+  writeFileSync(file, "[1]");
+  t.throws(() => loadConfig({ config: file }, {}), /must be a JSON object of settings/);
+  t.throws(() => loadConfig({ config: join(dir, "missing.json") }, {}), /cannot read .*missing\.json \(ENOENT\)/);
+  t.same(parseCli(["serve", "--config", file]).flags, { config: file }, "--config is a flag like the others");
+});
