@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON-RPC bodies of raw fetch responses */
 // MCP over Streamable HTTP at /mcp on a real server: the SDK's client, a hook script's plain
-// POST, DNS-rebinding protection (Origin), the API key, and what a stateless endpoint refuses.
+// POST, DNS-rebinding protection (Origin), the API key, and what a stateless endpoint refuses;
+// and the older HTTP+SSE transport through the SDK's own client for it.
 import t from "tap";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -47,6 +48,47 @@ t.test("the SDK client: initialize, list, call over HTTP", async (t) => {
   t.match((context.structuredContent as any).markdown, /Raspberry Pi cluster/);
   const bad = (await client.callTool({ name: "recall_memory", arguments: { query: 42 } })) as CallToolResult;
   t.equal(bad.isError, true, "bad arguments are a result the model reads, not a transport error");
+});
+
+// Before the tests that leave the client's pooled connections closed by the server (a refused
+// body): the event stream's GET would be sent on one of them.
+t.test("the older HTTP+SSE transport: GET /sse, then POST /messages, for clients that still speak it", async (t) => {
+  const { SSEClientTransport } = await import("@modelcontextprotocol/sdk/client/sse.js");
+  const client = new Client({ name: "psyche-e2e-legacy", version: "0" });
+  await client.connect(new SSEClientTransport(new URL(`${psyche.url}/sse`), { requestInit: { headers: auth } }));
+  t.teardown(() => client.close());
+  t.equal(client.getServerVersion()?.name, "psyche");
+  const { tools } = await client.listTools();
+  t.equal(tools.length, 21, "the same tools as /mcp");
+  const stored = (await client.callTool({
+    name: "store_memory",
+    arguments: { content: "The legacy client's greenhouse has forty tomato plants" },
+  })) as CallToolResult;
+  t.notOk(stored.isError, JSON.stringify(stored.content));
+  const recalled = (await client.callTool({
+    name: "recall_memory",
+    arguments: { query: "tomato plants in the greenhouse" },
+  })) as CallToolResult;
+  t.match(JSON.stringify(recalled.structuredContent), /forty tomato plants/, "answered on the stream");
+
+  const noKey = await fetch(`${psyche.url}/sse`);
+  t.equal(noKey.status, 401, "the API key is asked for on the stream");
+  await noKey.body?.cancel();
+  const post = (sessionId: string, body: string) =>
+    fetch(`${psyche.url}/messages?sessionId=${sessionId}`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body,
+    });
+  const unknown = await post("00000000-0000-4000-8000-000000000000", JSON.stringify({ jsonrpc: "2.0", method: "ping", id: 1 }));
+  t.equal(unknown.status, 404);
+  t.match(await unknown.json(), { error: { message: /No such session: open one with GET \/sse/ } });
+  const sessionId = (client.transport as unknown as { _endpoint?: URL })._endpoint?.searchParams.get("sessionId") ?? "";
+  t.ok(sessionId, "the endpoint event named the session");
+  const bad = await post(sessionId, "{ not json");
+  t.equal(bad.status, 400);
+  const notRpc = await post(sessionId, JSON.stringify({ hello: "world" }));
+  t.equal(notRpc.status, 400, "JSON that is no JSON-RPC message");
 });
 
 t.test("stateless: a hook script's single POST, no initialize, curl's Accept", async (t) => {
