@@ -12,6 +12,7 @@ import {
   reflectionSources,
   reverieScope,
   scoreDream,
+  setDreamTopics,
   startDream,
 } from "../db/sql/dreams.js";
 import type { MemoryKind } from "../db/sql/memories.js";
@@ -19,6 +20,7 @@ import type { Generator, PromptMessage } from "../inference/engine.js";
 import type { ReverieJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
 import type { Memory } from "../memory/memory.js";
+import { topicsOf } from "../memory/topics.js";
 import type { MoodKeeper } from "../mood/mood-keeper.js";
 import { citedSeeds, dreamPrompt, idleThoughtPrompt, reflectionPrompt, type Seed } from "./prompts.js";
 
@@ -130,7 +132,10 @@ export async function runDream(
 ): Promise<{ journalId: string; status: "done" | "interrupted"; afterwards: Promise<void> }> {
   const journalId = randomUUID();
   const p = await plan(deps, job);
+  // What it starts from says what it is about while it runs (/dream/status, the events).
+  const seedTexts = [...(p.focus ? [p.focus] : []), ...p.seeds.map((s) => s.content)];
   await startDream(deps.pool, {
+    topics: await topicsOf(deps.pool, seedTexts),
     id: journalId,
     kind: job.kind,
     jobId,
@@ -220,6 +225,8 @@ async function reflectOn(deps: DreamDeps, journalId: string, text: string, p: Pl
   // still finishes: significance 0 and no affect, so its "reverie.finished" event comes like
   // every other's (migrations/000013_events.sql) and the mood is left alone.
   if (!text.trim()) return scoreDream(deps.pool, journalId, { importance: 0, valence: null, arousal: null });
+  // Once it has ended: what its text and its seeds say, its own words first among equals.
+  await setDreamTopics(deps.pool, journalId, await topicsOf(deps.pool, [text, ...p.seeds.map((s) => s.content)]));
   const scored = await deps.memory.score(text);
   const kind = p.keepAs(scored.importance);
   if (kind)

@@ -92,7 +92,12 @@ export function registerStateTools(server: McpServer, deps: WebServices): void {
       const status = await dreamStatus(deps);
       const what = status.kind && status.kind !== "dream" ? `${status.state} (${status.kind})` : status.state;
       const dnd = status.dnd_until ? `; do-not-disturb until ${day(status.dnd_until)} UTC` : "";
-      return result({ ...status }, `Psyche is ${what}${status.since ? ` since ${day(status.since)} UTC` : ""}${dnd}.`);
+      const about = status.topics.length ? `, about ${status.topics.join(", ")}` : "";
+      const consolidating = status.consolidating ? "; consolidating memories" : "";
+      return result(
+        { ...status },
+        `Psyche is ${what}${about}${status.since ? ` since ${day(status.since)} UTC` : ""}${dnd}${consolidating}.`,
+      );
     }),
   );
 

@@ -5,7 +5,8 @@
 import { randomUUID } from "node:crypto";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { foldMemory, lastConsolidation, nearDuplicates, survivorOf } from "../db/sql/consolidation.js";
-import { endDream, setDreamSeeds, startDream } from "../db/sql/dreams.js";
+import { endDream, setDreamSeeds, setDreamTopics, startDream } from "../db/sql/dreams.js";
+import { topicsOf } from "./topics.js";
 import type { Logger } from "../log.js";
 import { getMemory } from "../db/sql/memories.js";
 import { recordVersion } from "../db/sql/memory-versions.js";
@@ -44,7 +45,7 @@ export async function consolidate(
     seedMemoryIds: [],
     model: deps.memory.space.embedder,
   });
-  const folded: { keep: string; gone: string; similarity: number }[] = [];
+  const folded: { keep: string; gone: string; similarity: number; content: string }[] = [];
   try {
     const pairs = await nearDuplicates(deps.pool, deps.memory.space, since, opts.similarity, PER_RUN);
     const touched = new Set<string>();
@@ -62,7 +63,7 @@ export async function consolidate(
         // Both sides of the fold are in the histories: what the survivor absorbed, and where the other went.
         await recordVersion(client, which.keep, "consolidation", "folded", [which.gone]);
         await recordVersion(client, which.gone, "consolidation", "folded_into", [which.keep]);
-        return which;
+        return { ...which, content: which.keep === a.id ? a.content : b.content };
       });
       // A pair left apart (they say different things) leaves both free to fold with another.
       if (done) {
@@ -89,6 +90,15 @@ export async function consolidate(
     deps.pool,
     journalId,
     folded.map((f) => f.keep),
+  );
+  // What the memories it folded were about.
+  await setDreamTopics(
+    deps.pool,
+    journalId,
+    await topicsOf(
+      deps.pool,
+      folded.map((f) => f.content),
+    ),
   );
   await endDream(deps.pool, journalId, { status: "done", content, tokens: 0, significance: null, valence: null, arousal: null });
   if (folded.length) deps.log.info({ journalId, folded: folded.length }, "consolidated memories");

@@ -69,6 +69,33 @@ t.test("a reverie runs to its journal entry and completes its job", async (t) =>
   t.match(entry, { status: "done", content: "a quiet dream of rivers", focus: "rivers" });
 });
 
+t.test("an entry says what it is about: its seeds' words while it runs, its own and theirs once ended", async (t) => {
+  for (const content of [
+    "The lighthouse keeper in Brittany trims the lamp wick every evening",
+    "Storms over the Brittany coast kept the lighthouse lamp burning all night",
+    "The user asked about the weather today",
+    "The user likes tea in the morning",
+  ])
+    await psyche.mem.memory.remember({ kind: "episodic", content, sourceKind: "api", importance: 0.5 });
+  let running: { topics: string[] } | undefined;
+  engine.started = () => void psyche.request("/dream/status").then(async (r) => (running = (await r.json()) as { topics: string[] }));
+  t.teardown(() => (engine.started = undefined));
+  engine.next = { text: "I dreamt of a lighthouse lamp in Brittany, its wick trimmed by a keeper made of fog", deafMs: 300 };
+  const job = buildReverie(settings, { kind: "dream", focus: "the lighthouse in Brittany" });
+  const id = await take(t, job);
+  const r = run(id, job);
+  t.equal(await r.done, "dream-done");
+  await Promise.all(r.outliving);
+  t.ok(running?.topics.includes("lighthouse"), `/dream/status while it ran: ${running?.topics.join(", ")}`);
+  const entry = (await pool.query<{ topics: string[] }>("select topics from dream_journal where job_id = $1", [id])).rows[0]!;
+  t.ok(entry.topics.length > 0 && entry.topics.length <= 5, `a few: ${entry.topics.join(", ")}`);
+  t.ok(entry.topics.includes("lighthouse") && entry.topics.includes("brittany"), "its own words");
+  t.notOk(entry.topics.includes("user"), "not a word every memory has");
+  const journalId = (await pool.query("select id::text from dream_journal where job_id = $1", [id])).rows[0].id as string;
+  const finished = await pool.query("select data from events where type = 'reverie.finished' and data->>'journal_id' = $1", [journalId]);
+  t.same(finished.rows[0]?.data.topics, entry.topics, "and its reverie.finished event says so");
+});
+
 t.test("a chat waiting puts the reverie back before it starts", async (t) => {
   const job = buildReverie(settings, { kind: "reflect" });
   const id = await take(t, job);

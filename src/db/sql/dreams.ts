@@ -25,6 +25,8 @@ export interface DreamRow {
   error: string | null;
   /** The scope it drew on (migrations/000023_dream_scope.sql). */
   scope: string;
+  /** What it is about (migrations/000029_dream_topics.sql). */
+  topics: string[];
 }
 
 export async function startDream(
@@ -39,13 +41,20 @@ export async function startDream(
     workerId?: string | undefined;
     /** The scope it draws on; default: default. */
     scope?: string | undefined;
+    /** What it is about, from what it starts from (memory/topics.ts). */
+    topics?: readonly string[] | undefined;
   },
 ): Promise<void> {
   await db.query(
-    `insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id, scope)
-     values ($1, $2, $3, $4, $5::uuid[], $6, $7, coalesce($8, 'default'))`,
-    [d.id, d.kind ?? "dream", d.jobId, d.focus, d.seedMemoryIds, d.model, d.workerId ?? null, d.scope ?? null],
+    `insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id, scope, topics)
+     values ($1, $2, $3, $4, $5::uuid[], $6, $7, coalesce($8, 'default'), $9::text[])`,
+    [d.id, d.kind ?? "dream", d.jobId, d.focus, d.seedMemoryIds, d.model, d.workerId ?? null, d.scope ?? null, [...(d.topics ?? [])]],
   );
+}
+
+/** What an entry turned out to be about (memory/topics.ts). */
+export async function setDreamTopics(db: Queryable, id: string, topics: readonly string[]): Promise<void> {
+  await db.query("update dream_journal set topics = $2::text[] where id = $1", [id, [...topics]]);
 }
 
 export async function endDream(
@@ -205,6 +214,10 @@ export interface DreamState {
   dream_id: string | null;
   /** The scope the running reverie draws on; null when none runs. */
   scope: string | null;
+  /** What the running reverie is about (its seeds' words); empty when none runs. */
+  topics: string[];
+  /** A consolidation under way (it runs beside the dream life, in the memory worker), or null. */
+  consolidating: { journal_id: string; since: Date } | null;
 }
 
 /**
@@ -220,19 +233,25 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
     dream_started: Date | null;
     focus: string | null;
     scope: string | null;
+    topics: string[] | null;
+    consolidation_id: string | null;
+    consolidation_since: Date | null;
     last_seen: Date | null;
     here: boolean;
     chat_waiting: boolean;
   }>(
-    `select d.id as dream_id, d.kind, d.started_at as dream_started, d.focus, d.scope,
+    `select d.id as dream_id, d.kind, d.started_at as dream_started, d.focus, d.scope, d.topics,
+       c.id as consolidation_id, c.started_at as consolidation_since,
        greatest((select max(coalesce(finished_at, created_at)) from turns), (select last_request_at from activity),
          (select max(last_seen_at) from clients where left_at is null)) as last_seen,
        psyche_someone_here() or exists (select 1 from turns where coalesce(finished_at, created_at) > now() - make_interval(secs => $1)) as here,
        exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= d.started_at) as chat_waiting
-     from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' and kind <> 'consolidate' order by started_at desc limit 1) d on true`,
+     from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' and kind <> 'consolidate' order by started_at desc limit 1) d on true
+       left join lateral (select id, started_at from dream_journal where status = 'dreaming' and kind = 'consolidate' order by started_at desc limit 1) c on true`,
     [awakeSeconds],
   );
   const r = res.rows[0]!;
+  const consolidating = r.consolidation_id ? { journal_id: r.consolidation_id, since: r.consolidation_since! } : null;
   if (r.dream_id)
     return {
       state: r.chat_waiting ? "waking" : "dreaming",
@@ -241,8 +260,19 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
       focus: r.focus,
       dream_id: r.dream_id,
       scope: r.scope,
+      topics: r.topics ?? [],
+      consolidating,
     };
-  return { state: r.here ? "awake" : "sleeping", kind: null, since: r.last_seen, focus: null, dream_id: null, scope: null };
+  return {
+    state: r.here ? "awake" : "sleeping",
+    kind: null,
+    since: r.last_seen,
+    focus: null,
+    dream_id: null,
+    scope: null,
+    topics: [],
+    consolidating,
+  };
 }
 
 export async function getDream(db: Queryable, id: string): Promise<DreamRow | undefined> {

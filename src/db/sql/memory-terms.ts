@@ -145,3 +145,13 @@ export async function bm25Matches(
 export async function tidyTextIndex(db: Queryable): Promise<void> {
   await db.query("vacuum (analyze) memory_terms, memory_term_stats");
 }
+
+/** How many memories hold each of `terms`, and how many there are (the '' row's df): for topics' rarity. */
+export async function termRarity(db: Queryable, terms: readonly string[]): Promise<{ memories: number; df: Map<string, number> }> {
+  const res = await db.query<{ term: string; df: number }>(
+    `select term, df from memory_term_stats where term = any($1::text[]) or term = ''`,
+    [[...terms]],
+  );
+  const df = new Map(res.rows.map((r) => [r.term, Number(r.df)]));
+  return { memories: df.get("") ?? 0, df };
+}

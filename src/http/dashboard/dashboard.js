@@ -68,7 +68,8 @@ async function loadMood() {
 function showDream(entry) {
   const box = $("dream-text");
   box.hidden = false;
-  box.querySelector("h3").textContent = `${entry.kind} · ${new Date(entry.started_at).toLocaleString()} · ${entry.status}`;
+  const topics = entry.topics?.length ? ` · about ${entry.topics.join(", ")}` : "";
+  box.querySelector("h3").textContent = `${entry.kind} · ${new Date(entry.started_at).toLocaleString()} · ${entry.status}${topics}`;
   box.querySelector("pre").textContent = entry.content || "(no text)";
 }
 
@@ -85,6 +86,7 @@ async function loadJournal() {
         el("span", { class: "muted" }, time(d.started_at)),
         el("span", {}, seconds === null ? d.status : `${seconds.toFixed(1)} s`),
         el("span", {}, `${d.was_interrupted ? "woken · " : ""}significance ${round(d.significance)}`),
+        el("span", { class: "muted topics" }, (d.topics ?? []).join(", ")),
       );
     }),
   );
@@ -143,6 +145,9 @@ async function loadStatus() {
   const [status, health] = await Promise.all([api("/dream/status"), api("/health")]);
   if (asked !== statusAsked) return;
   showState(status.state);
+  // What the running reverie is about (its seeds' words), and a consolidation under way beside it.
+  const about = [status.topics?.length ? `about ${status.topics.join(", ")}` : "", status.consolidating ? "consolidating memories" : ""];
+  $("about").textContent = about.filter(Boolean).join(" · ");
   $("workers").textContent = health.worker.alive
     ? `${health.worker.workers.length} worker${health.worker.workers.length === 1 ? "" : "s"} up`
     : "no worker";

@@ -124,7 +124,7 @@ export function dreamRoutes(deps: WebServices): Hono {
     const status = await dreamStatus(deps);
     // Another scope's reverie: that one runs is the server's state; what it turns over is not.
     const hidden = visible !== null && status.scope !== null && !visible.includes(status.scope);
-    return c.json({ object: "dream.status", ...status, ...(hidden ? { focus: null, dream_id: null, scope: null } : {}) });
+    return c.json({ object: "dream.status", ...status, ...(hidden ? { focus: null, dream_id: null, scope: null, topics: [] } : {}) });
   });
 
   app.post("/dream/wake", async (c) => c.json({ object: "dream.wake", ...(await wakeUp(deps)) }));
