@@ -24,7 +24,8 @@ await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
 const port = (probe.address() as AddressInfo).port;
 await new Promise<void>((r) => probe.close(() => r()));
 const url = `http://127.0.0.1:${port}`;
-const env = { HOME: home, PSYCHE_DATA_DIR: dataDir, PSYCHE_PORT: String(port), PSYCHE_QUIET: "true" };
+// The embedded database on a free port: another test's background server may hold the default one.
+const env = { HOME: home, PSYCHE_DATA_DIR: dataDir, PSYCHE_PORT: String(port), PSYCHE_DB_PORT: "0", PSYCHE_QUIET: "true" };
 t.teardown(() => runCli(["stop", "--data-dir", dataDir], env));
 
 /** An installed hook, run as Claude Code runs it: its command line through a shell, its input on stdin. */

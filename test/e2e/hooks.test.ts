@@ -250,7 +250,8 @@ t.test("session-start starts the background server when none runs, without waiti
   await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
   const port = String((probe.address() as AddressInfo).port);
   await new Promise<void>((r) => probe.close(() => r()));
-  const env = { PSYCHE_DATA_DIR: dataDir, PSYCHE_PORT: port, PSYCHE_HOOK_NO_START: "0", PSYCHE_QUIET: "true" };
+  // The embedded database on a free port: another test's background server may hold the default one.
+  const env = { PSYCHE_DATA_DIR: dataDir, PSYCHE_PORT: port, PSYCHE_DB_PORT: "0", PSYCHE_HOOK_NO_START: "0", PSYCHE_QUIET: "true" };
   t.teardown(() => runCli(["stop", "--data-dir", dataDir], {}));
   const first = await hook("session-start", { ...base("cold", "SessionStart"), source: "startup" }, ["--format", "typed"], env);
   t.match(JSON.parse(first.stdout), { type: "degraded", reason: "server_starting" });
