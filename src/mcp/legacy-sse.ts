@@ -9,7 +9,6 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
 import { stream } from "hono/streaming";
-import { sseHeaders } from "../http/sse.js";
 
 /** A comment line this often keeps proxies and clients from closing a quiet stream. */
 const KEEP_ALIVE_MS = 25_000;
@@ -55,7 +54,10 @@ export function legacySessions(): LegacySessions {
   const sessions = new Map<string, { transport: LegacySseTransport }>();
   return {
     open(c, connect) {
-      sseHeaders(c);
+      // As the API's streams (http/sse.ts, which mcp/ does not import): not cached, not buffered by a proxy.
+      c.header("Content-Type", "text/event-stream; charset=utf-8");
+      c.header("Cache-Control", "no-cache");
+      c.header("X-Accel-Buffering", "no");
       return stream(c, async (s) => {
         const transport = new LegacySseTransport((frame) => s.write(frame).then(() => undefined));
         sessions.set(transport.sessionId, { transport });
