@@ -13,6 +13,7 @@ import { packageRoot } from "../src/paths.js";
 import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 import { benchWake } from "./wake.js";
+import { type BudgetResult, benchBudget } from "./budget.js";
 import { CPU_PARALLEL, MAX_PARALLEL } from "../src/inference/choose-parallel.js";
 import { benchMcp, type McpBenchResult } from "./mcp.js";
 import { benchHooks, type HooksBenchResult } from "./hooks.js";
@@ -156,7 +157,15 @@ if (part("wake")) {
   // A burst as many as the chat slots: the dream must wake as fast when they all come at once.
   const engine = await createLlamaEngine(config, log);
   const burst = await benchWake({ ...config, dataDir: join(dataDir, "wake-burst") }, log, engine, trials, engine.slots ?? 1);
-  wake = { date: new Date().toISOString(), model: BENCH_SHAPE.name, threads: cores, ...one, burst };
+  // The reverie budget: a user chatting every few seconds, the scheduler on with its defaults.
+  const budgetSeconds = Number(process.env.BENCH_BUDGET_SECONDS ?? 150);
+  const budgetConfig = loadConfig(
+    { ...streamFlags, dataDir: join(dataDir, "budget"), model: modelPath, threads: cores, dreamDelaySeconds: 600, dreamCooldownSeconds: 0 },
+    {},
+  );
+  process.stderr.write(`wake: the reverie budget, ${budgetSeconds} s of chats every 3-9 s\n`);
+  const budget = await benchBudget(budgetConfig, log, await createLlamaEngine(budgetConfig, log), budgetSeconds);
+  wake = { date: new Date().toISOString(), model: BENCH_SHAPE.name, threads: cores, ...one, burst, budget };
 }
 
 let memory = previous.memory;
@@ -287,7 +296,7 @@ if (wake) {
   const ms = (s: { p50: number; p95: number; max: number }) => `${f1(s.p50)} / ${f1(s.p95)} / ${f1(s.max)}`;
   wakeTable.push(
     "",
-    `Dreams, measured ${String(wake.date).slice(0, 10)} on ${wake.model} with ${wake.threads} threads, ${wake.trials} trials: a chat arrives at a random moment 0.2–1 s into a dream. Wake latency from the request: the chat request leaving the client to the dream's journal entry closed as interrupted (written just after its generation stopped). In the worker: its receipt of the chat's signal to the dream's generation stopped.${wake.burst ? ` The rows that say so: as many chats as there are slots (--parallel) arrive at once, in a run of their own; the time to first token is the slowest of theirs.` : ""}`,
+    `Dreams, measured ${String(wake.date).slice(0, 10)} on ${wake.model} with ${wake.threads} threads, ${wake.trials} trials: a chat arrives at a random moment 0.2–1 s into a dream. Wake latency from the request: the chat request leaving the client to the dream's journal entry paused (written just after its generation stopped). In the worker: its receipt of the chat's signal to the dream's generation stopped.${wake.burst ? ` The rows that say so: as many chats as there are slots (--parallel) arrive at once, in a run of their own; the time to first token is the slowest of theirs.` : ""}`,
     "",
     "| measure | p50 / p95 / max (ms) | target | met |",
     "| --- | --- | --- | --- |",
@@ -308,6 +317,22 @@ if (wake) {
         ]
       : []),
   );
+  const b = wake.budget as BudgetResult | undefined;
+  if (b) {
+    const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+    wakeTable.push(
+      "",
+      `The reverie budget (--dream-budget ${b.share} of ${b.windowSeconds} s), measured in the same run: ${b.seconds} s of a user sending a chat every 3 to 9 s (${b.chats} chats), never quiet long enough to sleep, the scheduler on. Between chats it dreamt in ${b.stretches} stretches, of ${b.entries} dreams (${b.resumed} continued after a pause, ${b.tokens} tokens in all). Shares from the database's record of each stretch (dream_slices); a wake is a chat that arrived during a stretch, to the stretch's end.`,
+      "",
+      "| measure | result | target | met |",
+      "| --- | --- | --- | --- |",
+      `| reveries' share of the model's time, whole run | ${pct(b.shareUsed)} | > 0 (it still dreams a little) | ${pass(b.shareUsed > 0)} |`,
+      `| reveries' share, worst ${b.windowSeconds} s window | ${pct(b.shareWorstWindow)} | ≤ ${pct(b.share)} (+ one stretch's stop) | ${pass(b.shareWorstWindow <= b.share + 0.02)} |`,
+      `| wake latency from the request, p50 / p95 / max (ms) | ${b.wakeFromRequestMs ? ms(b.wakeFromRequestMs) : "no chat arrived during a stretch"} | p95 < 100, max < 1000 | ${b.wakeFromRequestMs ? pass(b.wakeFromRequestMs.p95 < 100 && b.wakeFromRequestMs.max < 1000) : "-"} |`,
+      `| chat time to first token, nothing running (ms) | ${ms(b.ttftQuietMs)} | | |`,
+      `| chat time to first token, a stretch running (ms) | ${b.ttftDreamingMs ? ms(b.ttftDreamingMs) : "-"} | | |`,
+    );
+  }
 }
 const mcpTable: string[] = [];
 if (mcp) {

@@ -65,6 +65,9 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
   try {
     for (let i = 0; i <= trials; i++) {
       const idleTtft = await burstTtft(client, arrivals, `idle ${i}: what did you dream about?`);
+      // Each trial a fresh dream, as before dreams resumed: the last trial's paused one (which the
+      // next dream would continue, with its text so far to read again) is closed.
+      await pool.query("update dream_journal set status = 'interrupted' where status = 'paused'");
       const res = await fetch(`${psyche.url}/dream/jobs`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -89,7 +92,7 @@ export async function benchWake(config: Config, log: Logger, engine: InferenceEn
         );
         if (row.rows[0]?.status !== "dreaming") {
           latency = row.rows[0]?.wake_latency_ms ?? null;
-          sinceAsked = row.rows[0]?.status === "interrupted" && row.rows[0].ended !== null ? row.rows[0].ended - asked : null;
+          sinceAsked = row.rows[0]?.status === "paused" && row.rows[0].ended !== null ? row.rows[0].ended - asked : null;
           break;
         }
         await new Promise((r) => setTimeout(r, 5));

@@ -198,6 +198,10 @@ export const ConfigSchema = z.object({
   /** A dream's budget: tokens, and seconds. */
   dreamMaxTokens: positiveInt.max(8192).default(512),
   dreamMaxSeconds: positiveInt.default(120),
+  /** The share of the model's time reveries may take while someone is about (src/dreams/scheduler.ts); 1: no bound. */
+  dreamBudget: unitInterval.default(0.1),
+  /** The window that share is counted over, in seconds. */
+  dreamBudgetWindowSeconds: positiveInt.max(86_400).default(60),
   /** Fold near-duplicate memories together on the maintenance schedule. */
   consolidation: bool.default(true),
   /** The mood's resting point. */

@@ -1,7 +1,10 @@
 // A reverie: a dream, an idle thought or a reflection. An isolated generation on the dream
 // context sequence (no conversation, no client tools), seeded with memories, written to the
 // dream journal as it ends, finished or interrupted. A chat wakes it: the worker aborts it at
-// the next token, and what it had so far is kept.
+// the next token, and what it had so far is kept. A woken dream or reflection is paused, not
+// ended: the next reverie of its kind asked for without a focus continues it in the same entry
+// (its seeds and focus, its text so far as the reply's start), until it ends as done. One that
+// can no longer continue (its memories deleted, another model) ends with a note instead.
 import { randomUUID } from "node:crypto";
 import type { Pool } from "../db/pool.js";
 import {
@@ -9,7 +12,11 @@ import {
   conversationSeeds,
   dreamSeeds,
   endDream,
+  type JournalKind,
+  liveSeeds,
   reflectionSources,
+  resumeDream,
+  type ResumedDream,
   reverieScope,
   scoreDream,
   setDreamTopics,
@@ -35,6 +42,14 @@ export const DND_SIGNAL = "dnd";
 export class DreamTimeUp extends Error {
   override name = "DreamTimeUp";
 }
+
+/** The reason a reverie's signal is aborted when its share of the model's time is spent (dreams/scheduler.ts): it pauses. */
+export class ShareSpent extends Error {
+  override name = "ShareSpent";
+}
+
+/** The kinds a pause keeps for later; a woken idle thought ends (its moment has passed). */
+const RESUMABLE: ReadonlySet<JournalKind> = new Set(["dream", "reflect"]);
 
 /** The reason a reverie's signal is aborted when a chat arrives. */
 export class Wake extends Error {
@@ -80,56 +95,81 @@ async function plan(deps: DreamDeps, job: ReverieJob): Promise<Plan> {
 }
 
 async function planIn(deps: DreamDeps, job: ReverieJob, scope: string): Promise<Omit<Plan, "scope">> {
-  const all = (seeds: Seed[]) => () => seeds.map((s) => s.id);
   // One scope at a time: a project's dream turns over that project's memories only.
   const own = [scope];
   switch (job.kind) {
     case "dream": {
       const found =
         job.focus && deps.memory ? (await deps.memory.search(job.focus, 2, undefined, { scopes: own })).map((r) => r.memory) : [];
-      const seeds = dedupe([...found, ...(await dreamSeeds(deps.pool, 2, scope))]);
-      const keepAs = (s: number): MemoryKind | null => (s >= DREAM_MEMORY_THRESHOLD ? "dream" : null);
-      return {
-        seeds,
-        messages: dreamPrompt(seeds, job.focus),
-        temperature: job.temperature ?? 1.2,
-        focus: job.focus ?? null,
-        keepAs,
-        cites: all(seeds),
-      };
+      return shape(job, dedupe([...found, ...(await dreamSeeds(deps.pool, 2, scope))]), job.focus ?? null);
     }
     case "idle": {
       const seeds = job.conversationId ? await conversationSeeds(deps.pool, job.conversationId, 3) : await dreamSeeds(deps.pool, 1, scope);
-      const keepAs = (s: number): MemoryKind | null => (s >= DREAM_MEMORY_THRESHOLD ? "insight" : null);
-      const focus = job.conversationId ? `conversation ${job.conversationId}` : null;
-      return { seeds, messages: idleThoughtPrompt(seeds), temperature: job.temperature ?? 0.9, focus, keepAs, cites: all(seeds) };
+      return shape(job, seeds, job.conversationId ? `conversation ${job.conversationId}` : null);
     }
     case "reflect": {
       const seeds =
         job.focus && deps.memory
           ? (await deps.memory.recall(job.focus, 8, { scopes: own })).map((r) => r.memory)
           : await reflectionSources(deps.pool, 8, scope);
+      return shape(job, seeds, job.focus ?? null);
+    }
+  }
+}
+
+/** A reverie's prompt and what becomes of its result, from its seeds and focus (a resumed one's are its entry's). */
+function shape(job: ReverieJob, seeds: Seed[], focus: string | null): Omit<Plan, "scope"> {
+  const all = () => seeds.map((s) => s.id);
+  switch (job.kind) {
+    case "dream":
+      return {
+        seeds,
+        messages: dreamPrompt(seeds, focus),
+        temperature: job.temperature ?? 1.2,
+        focus,
+        keepAs: (s) => (s >= DREAM_MEMORY_THRESHOLD ? "dream" : null),
+        cites: all,
+      };
+    case "idle":
+      return {
+        seeds,
+        messages: idleThoughtPrompt(seeds),
+        temperature: job.temperature ?? 0.9,
+        focus,
+        keepAs: (s) => (s >= DREAM_MEMORY_THRESHOLD ? "insight" : null),
+        cites: all,
+      };
+    case "reflect":
       // A reflection is deliberate: what it concludes is kept, cited, whatever its score.
       return {
         seeds,
-        messages: reflectionPrompt(seeds, job.focus),
+        messages: reflectionPrompt(seeds, focus),
         temperature: job.temperature ?? 0.7,
-        focus: job.focus ?? null,
+        focus,
         keepAs: () => "insight",
         cites: (text) => citedSeeds(text, seeds),
       };
-    }
   }
 }
 
 const dedupe = (seeds: Seed[]) => [...new Map(seeds.map((s) => [s.id, { id: s.id, content: s.content }])).values()];
 
-export async function runDream(
-  deps: DreamDeps,
-  jobId: string,
-  job: ReverieJob,
-  signal: AbortSignal,
-): Promise<{ journalId: string; status: "done" | "interrupted"; afterwards: Promise<void> }> {
+/** A reverie under way: its entry, its plan, and what a paused entry had before this stretch. */
+interface Begun {
+  journalId: string;
+  plan: Plan;
+  prior: { text: string; tokens: number; seconds: number; resumes: number };
+}
+
+/** Continues the oldest paused entry of the job's kind, when it may; otherwise starts a new one. */
+async function begin(deps: DreamDeps, jobId: string, job: ReverieJob): Promise<Begun> {
+  // A job with a focus asks for that reverie; one without continues what a chat interrupted.
+  while (RESUMABLE.has(job.kind) && !("focus" in job && job.focus)) {
+    const entry = await resumeDream(deps.pool, { kind: job.kind, scope: job.scope ?? null, jobId, workerId: deps.workerId });
+    if (!entry) break;
+    const resumed = await resumable(deps, job, entry);
+    if (resumed) return resumed;
+  }
   const journalId = randomUUID();
   const p = await plan(deps, job);
   // What it starts from says what it is about while it runs (/dream/status, the events).
@@ -145,11 +185,66 @@ export async function runDream(
     workerId: deps.workerId,
     scope: p.scope,
   });
+  return { journalId, plan: p, prior: { text: "", tokens: 0, seconds: 0, resumes: 0 } };
+}
+
+/** A paused entry's plan, or undefined once it is closed with a note because it cannot go on. */
+async function resumable(deps: DreamDeps, job: ReverieJob, entry: ResumedDream): Promise<Begun | undefined> {
+  const seeds = await liveSeeds(deps.pool, entry.seed_memory_ids);
+  const note =
+    entry.model !== deps.model.modelName
+      ? `not continued: it began on ${entry.model}, and the model is now ${deps.model.modelName}`
+      : seeds.length < entry.seed_memory_ids.length
+        ? `not continued: ${entry.seed_memory_ids.length - seeds.length} of the memories it began from were deleted`
+        : undefined;
+  if (note === undefined)
+    return {
+      journalId: entry.id,
+      plan: { ...shape(job, seeds, entry.focus), scope: entry.scope },
+      prior: { text: entry.content, tokens: entry.tokens, seconds: entry.dreamt_seconds, resumes: entry.resumes },
+    };
+  // It ends as it stands, kept in the journal and never a memory; its end is scored as empty so
+  // that its "reverie.finished" event comes like every other's.
+  await endDream(deps.pool, entry.id, {
+    status: "interrupted",
+    content: entry.content,
+    tokens: entry.tokens,
+    significance: null,
+    valence: null,
+    arousal: null,
+    note,
+  });
+  await scoreDream(deps.pool, entry.id, { importance: 0, valence: null, arousal: null });
+  deps.log.info({ journalId: entry.id, kind: entry.kind }, `a paused reverie ${note}`);
+  return undefined;
+}
+
+export interface DreamEnd {
+  journalId: string;
+  status: "done" | "paused" | "interrupted";
+  /** Its scoring, memories and mood, after the worker has moved on. */
+  afterwards: Promise<void>;
+}
+
+/**
+ * Runs a reverie until it ends, is woken, or its time is up. `clock` is told, once the entry is
+ * known and before the model reads anything, how many seconds of the model's time the entry has
+ * already had (a resumed one's earlier stretches): its time limit counts them.
+ */
+export async function runDream(
+  deps: DreamDeps,
+  jobId: string,
+  job: ReverieJob,
+  signal: AbortSignal,
+  clock?: (dreamtSeconds: number) => void,
+): Promise<DreamEnd> {
+  const { journalId, plan: p, prior } = await begin(deps, jobId, job);
+  clock?.(prior.seconds);
   let result: { text: string; completionTokens: number };
   // Every few seconds the text so far goes to the journal entry.
-  let partial = "";
-  let partialTokens = 0;
-  let saved = 0;
+  let partial = prior.text;
+  let partialTokens = prior.tokens;
+  let saved = partial.length;
   const checkpoint = setInterval(() => {
     if (partial.length === saved) return;
     saved = partial.length;
@@ -157,14 +252,17 @@ export async function runDream(
       deps.log.debug({ err, journalId }, "dream checkpoint not written"),
     );
   }, deps.checkpointMs ?? CHECKPOINT_MS);
+  // The token budget is the whole entry's, across its stretches.
+  const maxTokens = job.maxTokens - prior.tokens;
   try {
-    // A reflection with nothing to reflect on ends at once, as done.
+    // A reflection with nothing to reflect on ends at once, as done; so does an entry that has had its tokens.
     result =
-      job.kind === "reflect" && p.seeds.length === 0
+      (job.kind === "reflect" && p.seeds.length === 0) || maxTokens <= 0
         ? { text: "", completionTokens: 0 }
         : await deps.model.generate({
             messages: p.messages,
-            maxTokens: job.maxTokens,
+            ...(prior.text ? { partialResponse: prior.text } : {}),
+            maxTokens,
             temperature: p.temperature,
             sequence: "dream",
             signal,
@@ -193,11 +291,12 @@ export async function runDream(
   }
   const stoppedAt = performance.now();
   const woken = signal.aborted && signal.reason instanceof Wake;
-  const status = signal.aborted && !(signal.reason instanceof DreamTimeUp) ? "interrupted" : "done";
+  const status = !signal.aborted || signal.reason instanceof DreamTimeUp ? "done" : RESUMABLE.has(job.kind) ? "paused" : "interrupted";
+  const whole = { text: prior.text + result.text, tokens: prior.tokens + result.completionTokens };
   await endDream(
     deps.pool,
     journalId,
-    { status, content: result.text, tokens: result.completionTokens, significance: null, valence: null, arousal: null },
+    { status, content: whole.text, tokens: whole.tokens, significance: null, valence: null, arousal: null },
     woken ? performance.now() - stoppedAt : null,
   );
   deps.log.info(
@@ -205,16 +304,18 @@ export async function runDream(
       journalId,
       kind: job.kind,
       status,
-      tokens: result.completionTokens,
+      tokens: whole.tokens,
+      resumes: prior.resumes,
       noticedWakeMs: woken ? stoppedAt - (signal.reason as Wake).at : null,
     },
-    "reverie ended",
+    status === "paused" ? "reverie paused, to be continued" : "reverie ended",
   );
   // What it meant is worked out after the worker has moved on: a chat that woke it must not
-  // wait for scoring, embedding and the mood.
-  const afterwards = reflectOn(deps, journalId, result.text, p).catch((err: unknown) =>
-    deps.log.warn({ err, journalId }, "scoring the reverie failed"),
-  );
+  // wait for scoring, embedding and the mood. A paused one means nothing yet.
+  const afterwards =
+    status === "paused"
+      ? Promise.resolve()
+      : reflectOn(deps, journalId, whole.text, p).catch((err: unknown) => deps.log.warn({ err, journalId }, "scoring the reverie failed"));
   return { journalId, status, afterwards };
 }
 

@@ -9,7 +9,7 @@ import { doNotDisturbUntil } from "../db/sql/dream-settings.js";
 import { putBack, waitingAbove } from "../db/sql/pgboss-jobs.js";
 import type { SignalBus } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, Priority, type ReverieJob } from "../jobs/queue.js";
-import { type DreamDeps, DreamTimeUp, runDream } from "./dream.js";
+import { type DreamDeps, DreamTimeUp, runDream, ShareSpent } from "./dream.js";
 import { reveriePriority } from "./queue-reverie.js";
 import { WakeWatch } from "./wake-watch.js";
 
@@ -24,9 +24,9 @@ export interface ReverieJobDeps extends DreamDeps {
 
 /**
  * How a reverie job ended: `put-back` (a chat was waiting: the job is queued again),
- * `<kind>-done`, `<kind>-interrupted`, or `failed`.
+ * `<kind>-done`, `<kind>-paused` (to be continued, dreams/dream.ts), `<kind>-interrupted`, or `failed`.
  */
-export type ReverieOutcome = "put-back" | "failed" | `${ReverieJob["kind"]}-${"done" | "interrupted"}`;
+export type ReverieOutcome = "put-back" | "failed" | `${ReverieJob["kind"]}-${"done" | "paused" | "interrupted"}`;
 
 export interface ReverieJobHooks {
   /** Work that outlives the job (a reverie's scoring and memories): the worker waits for it on stop. */
@@ -55,10 +55,17 @@ export async function runReverieJob(
     wakeAbove: Priority.chat - 1,
     pollMs: deps.pollMs,
   }).start();
-  const timeUp = setTimeout(
-    () => controller.abort(new DreamTimeUp()),
-    job.maxSeconds ? job.maxSeconds * 1000 : (deps.dreamMaxMs ?? 120_000),
-  );
+  let timeUp: NodeJS.Timeout | undefined;
+  // The time limit is the entry's, across its stretches; the budget's share (sliceSeconds) is
+  // this job's. Whichever comes first stops it: the limit as done, the share as paused.
+  const clock = (dreamtSeconds: number) => {
+    const limitMs = Math.max(0, (job.maxSeconds ? job.maxSeconds * 1000 : (deps.dreamMaxMs ?? 120_000)) - dreamtSeconds * 1000);
+    const shareMs = job.sliceSeconds === undefined ? Infinity : job.sliceSeconds * 1000;
+    timeUp =
+      shareMs < limitMs
+        ? setTimeout(() => controller.abort(new ShareSpent()), shareMs)
+        : setTimeout(() => controller.abort(new DreamTimeUp()), limitMs);
+  };
   try {
     const dndUntil = await doNotDisturbUntil(deps.pool);
     watch.holdUntil(dndUntil);
@@ -66,7 +73,7 @@ export async function runReverieJob(
       await putBack(deps.pool, INFERENCE_QUEUE, jobId);
       return "put-back";
     }
-    const { status, afterwards } = await runDream(deps, jobId, job, controller.signal);
+    const { status, afterwards } = await runDream(deps, jobId, job, controller.signal, clock);
     hooks.outlives(afterwards);
     await deps.boss.complete(INFERENCE_QUEUE, jobId);
     return `${job.kind}-${status}`;

@@ -4,6 +4,12 @@
 //   dream_delay_seconds) but quiet for idle_thought_delay_seconds;
 // - a dream after dream_delay_seconds without a request and with no client present
 //   (db/sql/clients.ts), and the cooldown after the last.
+// - between chats (quiet for idle_thought_delay_seconds, no client present), a short dream, or
+//   the continuation of one a chat woke (dreams/dream.ts).
+// While someone is about (not asleep: a request within dream_delay_seconds, or a client present)
+// reveries share the model within the budget: dream_budget of the last
+// dream_budget_window_seconds, each job cut to the share left (its sliceSeconds). Asleep, a dream
+// takes what it needs.
 // Nothing starts within the wake lock of a request, under do-not-disturb, or while anything is
 // queued for the worker. The check and the queueing are one transaction under a lock, so two
 // inference processes never queue twice. A chat wakes any of them (workers/inference-worker.ts).
@@ -46,31 +52,30 @@ export interface Moment extends QuietMoment {
   dnd: boolean;
 }
 
+/** Less of the budget than this left, nothing starts: a reverie needs a moment to read its prompt. */
+export const MIN_SLICE_SECONDS = 2;
+
 /** What is due now, if anything. */
 export function due(s: DreamSettings, m: Moment, importance: number): ReverieJob | undefined {
   if (!s.enabled || m.busy || m.dnd) return undefined;
   if (m.quiet !== null && m.quiet < s.wake_lock_seconds) return undefined;
-  if (s.reflection_threshold > 0 && importance >= s.reflection_threshold) {
-    return buildReverie(s, { kind: "reflect" });
-  }
-  if (
-    s.idle_thoughts &&
-    m.quiet !== null &&
-    m.quiet >= s.idle_thought_delay_seconds &&
-    m.quiet < s.dream_delay_seconds &&
-    !m.thought_since_request
-  ) {
-    return buildReverie(s, { kind: "idle", conversationId: m.conversation_id });
-  }
   // A client that says it is there (Hermes) holds dreams off however quiet it is; the delay
   // counts from its leaving, which is its last request (DELETE /v1/presence or a heartbeat).
-  if (
-    m.present === 0 &&
-    (m.quiet === null || m.quiet >= s.dream_delay_seconds) &&
-    (m.since_dream === null || m.since_dream >= s.dream_cooldown_seconds)
-  ) {
-    return buildReverie(s, { kind: "dream" });
+  const asleep = m.present === 0 && (m.quiet === null || m.quiet >= s.dream_delay_seconds);
+  const left = asleep || s.dream_budget >= 1 ? Infinity : s.dream_budget * s.dream_budget_window_seconds - m.budget_used;
+  const within = (job: ReverieJob): ReverieJob | undefined =>
+    left === Infinity ? job : left < MIN_SLICE_SECONDS ? undefined : { ...job, sliceSeconds: Math.floor(left) };
+  const cooled = m.paused_dream || m.since_dream === null || m.since_dream >= s.dream_cooldown_seconds;
+  if (s.reflection_threshold > 0 && importance >= s.reflection_threshold) {
+    return within(buildReverie(s, { kind: "reflect" }));
   }
+  const between = m.quiet !== null && m.quiet >= s.idle_thought_delay_seconds && !asleep;
+  if (s.idle_thoughts && between && m.quiet! < s.dream_delay_seconds && !m.thought_since_request) {
+    return within(buildReverie(s, { kind: "idle", conversationId: m.conversation_id }));
+  }
+  if (asleep && cooled) return buildReverie(s, { kind: "dream" });
+  // Between chats, a share of the model's time for a dream (or the one a chat woke).
+  if (between && m.present === 0 && cooled && s.dream_budget > 0) return within(buildReverie(s, { kind: "dream" }));
   return undefined;
 }
 
@@ -97,7 +102,8 @@ export class DreamScheduler {
         const { settings, dndUntil } = await readDreamSettings(client, this.deps.defaults);
         if (!settings.enabled) return undefined;
         const busy = await queueBusy(client, INFERENCE_QUEUE);
-        const m: Moment = { ...(await quietMoment(client, this.startedAt, this.deps.presenceTtlSeconds)), busy, dnd: dndUntil !== null };
+        const moment = await quietMoment(client, this.startedAt, this.deps.presenceTtlSeconds, settings.dream_budget_window_seconds);
+        const m: Moment = { ...moment, busy, dnd: dndUntil !== null };
         const experience = m.busy ? { importance: 0, scope: null } : await experienceSinceReflection(client);
         const next = due(settings, m, experience.importance);
         // A reflection turns over one scope: the one where most happened since the last.

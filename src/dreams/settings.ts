@@ -25,6 +25,13 @@ export const DreamSettingsSchema = z.strictObject({
   dream_max_tokens: tokens,
   dream_max_seconds: seconds.min(1),
   dream_temperature: z.number().min(0).max(2),
+  /**
+   * The share of the model's time reveries may take over the window while someone is about (a
+   * request within dream_delay_seconds, or a client present); 1: no bound. Asleep, a dream takes
+   * what it needs.
+   */
+  dream_budget: z.number().min(0).max(1),
+  dream_budget_window_seconds: seconds.min(1),
   /** Short reflections while a conversation is open (within dream_delay_seconds of a request) but quiet. */
   idle_thoughts: z.boolean(),
   idle_thought_delay_seconds: seconds.min(1),
@@ -62,6 +69,8 @@ export function defaultDreamSettings(config: Config): DreamSettings {
     dream_max_tokens: config.dreamMaxTokens,
     dream_max_seconds: config.dreamMaxSeconds,
     dream_temperature: 1.2,
+    dream_budget: config.dreamBudget,
+    dream_budget_window_seconds: config.dreamBudgetWindowSeconds,
     idle_thoughts: true,
     idle_thought_delay_seconds: 30,
     idle_thought_max_tokens: 64,

@@ -512,6 +512,8 @@ export class LlamaEngine implements InferenceEngine {
     let read = false;
     let unreported = 0;
     let text = "";
+    // A continuation (a retried turn, a resumed dream) keeps its leading whitespace: it joins the text before it.
+    const continuation = Boolean(request.partialResponse);
     let relayed = false;
     let reasoning = "";
     let reasoningTokens = 0;
@@ -569,8 +571,8 @@ export class LlamaEngine implements InferenceEngine {
             if (grammar && wholeJsonValue(text)) callDone.abort();
             // The reply's leading whitespace (Qwen3's "\n\n" after its thought, before an answer
             // or a call) is held back: relayed with what follows it, dropped when nothing does.
-            if (!text.trim()) return;
-            const piece = relayed ? chunk.text : text.trimStart();
+            if (!text.trim() && !continuation) return;
+            const piece = relayed || continuation ? chunk.text : text.trimStart();
             relayed = true;
             if (piece || unreported) request.onText?.(piece, unreported);
           }
@@ -621,7 +623,16 @@ export class LlamaEngine implements InferenceEngine {
           : request.signal?.aborted || (reason === "abort" && !callDone.signal.aborted)
             ? "cancelled"
             : "stop";
-      return { text: text.trimStart(), reasoning, reasoningTokens, finishReason, promptTokens, cachedTokens, completionTokens, toolCalls };
+      return {
+        text: continuation ? text : text.trimStart(),
+        reasoning,
+        reasoningTokens,
+        finishReason,
+        promptTokens,
+        cachedTokens,
+        completionTokens,
+        toolCalls,
+      };
     } finally {
       slot.forcing = false;
       slot.variant = undefined;

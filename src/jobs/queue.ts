@@ -44,6 +44,11 @@ const budget = {
     .max(7 * 86_400)
     .optional(),
   temperature: z.number().min(0).max(2).optional(),
+  /**
+   * The reverie budget's share left (s; src/dreams/scheduler.ts): when it runs out first, a dream
+   * or a reflection pauses, to be continued, and an idle thought ends.
+   */
+  sliceSeconds: z.number().positive().max(86_400).optional(),
 };
 /** A dream: seeded with recent, important and random memories, at a high temperature. */
 export const DreamJobSchema = z.object({ kind: z.literal("dream"), focus, scope, ...budget });

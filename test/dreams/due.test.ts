@@ -21,6 +21,8 @@ const quietFor = (quiet: number | null, more: Partial<Moment> = {}): Moment => (
   busy: false,
   dnd: false,
   present: 0,
+  budget_used: 0,
+  paused_dream: false,
   ...more,
 });
 
@@ -39,7 +41,7 @@ t.test("a client present holds dreams off, however quiet; idle thoughts and refl
 });
 
 t.test("a reflection first, when the importance adds up (and only then)", async (t) => {
-  t.match(due(settings, quietFor(6), 8), { kind: "reflect", maxTokens: 256 });
+  t.match(due(settings, quietFor(6), 8), { kind: "reflect", maxTokens: 256, sliceSeconds: 6 });
   t.equal(due(settings, quietFor(6), 7.9), undefined);
   t.equal(due({ ...settings, reflection_threshold: 0 }, quietFor(6), 100), undefined, "threshold 0: never by itself");
 });
@@ -47,8 +49,10 @@ t.test("a reflection first, when the importance adds up (and only then)", async 
 t.test("an idle thought once per quiet spell, only while the conversation is open", async (t) => {
   t.match(due(settings, quietFor(31), 0), { kind: "idle", conversationId: "c0ffee00-0000-4000-8000-000000000000", maxTokens: 64 });
   t.equal(due(settings, quietFor(29), 0), undefined, "not yet quiet long enough");
-  t.equal(due(settings, quietFor(31, { thought_since_request: true }), 0), undefined, "one per quiet spell");
-  t.equal(due({ ...settings, idle_thoughts: false }, quietFor(31), 0), undefined);
+  // (What comes instead, between chats, is a short dream within the budget: below.)
+  t.not(due(settings, quietFor(31, { thought_since_request: true }), 0)?.kind, "idle", "one per quiet spell");
+  t.not(due({ ...settings, idle_thoughts: false }, quietFor(31), 0)?.kind, "idle");
+  t.equal(due({ ...settings, dream_budget: 0 }, quietFor(31, { thought_since_request: true }), 0), undefined);
   t.not(due(settings, quietFor(301), 0)?.kind, "idle", "past the dream delay it is a dream's time");
 });
 
@@ -57,6 +61,32 @@ t.test("a dream after the delay and the cooldown", async (t) => {
   t.match(due(settings, quietFor(null), 0), { kind: "dream" }, "no request ever");
   t.equal(due(settings, quietFor(301, { since_dream: 599 }), 0), undefined, "inside the cooldown");
   t.match(due(settings, quietFor(301, { since_dream: 601 }), 0), { kind: "dream" });
+});
+
+t.test("while someone is about, reveries share the model within the budget; asleep, a dream takes what it needs", async (t) => {
+  // The default: a tenth of a minute.
+  t.equal(settings.dream_budget, 0.1);
+  t.equal(settings.dream_budget_window_seconds, 60);
+  const spent = { thought_since_request: true };
+  t.match(due(settings, quietFor(60, spent), 0), { kind: "dream", sliceSeconds: 6 }, "between chats: a short dream, cut to the share");
+  t.match(due(settings, quietFor(60, { ...spent, budget_used: 3.5 }), 0), { kind: "dream", sliceSeconds: 2 }, "what is left of it");
+  t.equal(due(settings, quietFor(60, { ...spent, budget_used: 4.5 }), 0), undefined, "too little left to start");
+  t.equal(due(settings, quietFor(60, { budget_used: 4.5 }), 0), undefined, "an idle thought waits for the share too");
+  t.equal(due(settings, quietFor(6, { budget_used: 6 }), 8), undefined, "and so does a reflection");
+  t.match(due(settings, quietFor(301, { budget_used: 60 }), 8), { kind: "reflect" }, "asleep, the budget does not hold");
+  t.equal(due(settings, quietFor(301, { budget_used: 60 }), 0)?.sliceSeconds, undefined, "and a dream is not cut");
+  t.equal(due(settings, quietFor(60, { ...spent, present: 1 }), 0), undefined, "a client present still holds dreams off");
+  t.equal(due(settings, quietFor(20, spent), 0), undefined, "not before the idle-thought delay");
+  t.equal(due({ ...settings, dream_budget: 0 }, quietFor(60, spent), 0), undefined, "budget 0: none between chats");
+  t.match(due({ ...settings, dream_budget: 0 }, quietFor(301), 0), { kind: "dream" }, "budget 0: asleep, still a dream");
+  t.equal(due({ ...settings, dream_budget: 1 }, quietFor(60, spent), 0)?.sliceSeconds, undefined, "budget 1: no bound");
+  t.equal(due(settings, quietFor(60, { ...spent, since_dream: 100 }), 0), undefined, "a new dream waits for the cooldown");
+  t.match(
+    due(settings, quietFor(60, { ...spent, since_dream: 100, paused_dream: true }), 0),
+    { kind: "dream", sliceSeconds: 6 },
+    "a paused one is continued regardless",
+  );
+  t.match(due(settings, quietFor(301, { since_dream: 100, paused_dream: true }), 0), { kind: "dream" }, "asleep too");
 });
 
 t.test("a reflection cites what its 'because of' names, or every seed", async (t) => {

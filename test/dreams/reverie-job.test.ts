@@ -154,7 +154,7 @@ t.test("a reverie deaf to the wake is abandoned after the deadline; its end is w
   t.same(outcomes, ["dream-abandoned"]);
   await Promise.all(outliving);
   await Promise.all(outliving);
-  t.same(outcomes, ["dream-abandoned", "dream-interrupted"], "and the reverie's end came later");
+  t.same(outcomes, ["dream-abandoned", "dream-paused"], "and the reverie's end came later (paused, to be continued)");
   t.equal(await jobState(id), "completed");
   engine.started = undefined;
 });

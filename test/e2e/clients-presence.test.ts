@@ -131,7 +131,7 @@ t.test("a client that arrives wakes a running dream at once", async (t) => {
     await fetch(`${psyche.url}/v1/presence/${id}`, { method: "DELETE" });
     if (!arrival.body.woke && ended.status === "done" && trial < 4) continue;
     t.equal(arrival.body.woke, true, "the heartbeat asked it to wake");
-    t.match(ended, { status: "interrupted", was_interrupted: true });
+    t.match(ended, { status: "paused", was_interrupted: true });
     t.ok(ended.wake_latency_ms < 1000, `woke in ${ended.wake_latency_ms} ms`);
     break;
   }

@@ -154,7 +154,7 @@ t.test("do-not-disturb ends at its time: a waiting chat wakes the dream then", a
     const until_ = new Date(dnd.body.dnd_until).getTime();
     // Ended by itself before do-not-disturb did: nothing was tested.
     if (row.status === "done" && row.ended_at.getTime() < until_ && trial < TRIALS) continue;
-    t.equal(row.status, "interrupted", "woken when do-not-disturb ended");
+    t.equal(row.status, "paused", "woken when do-not-disturb ended");
     t.ok(row.ended_at.getTime() >= until_ - 50, "not before do-not-disturb ended");
     // The wake latency runs from the chat's arrival, so it holds the wait for do-not-disturb too.
     t.ok(
@@ -182,7 +182,7 @@ t.test("DELETE /dream/dnd: a waiting chat wakes the dream at once", async (t) =>
     t.ok(valid, "the chat waits");
     t.match(ended.body, { dnd_until: null, queue_position: 1 });
     const row = await journal(jobId);
-    t.equal(row.status, "interrupted");
+    t.equal(row.status, "paused");
     t.ok(row.wake_latency_ms < 1000, `woke ${row.wake_latency_ms} ms after do-not-disturb ended`);
     t.match((await call("GET", "/dream/status")).body, { can_interrupt: true, dnd_until: null });
     break;

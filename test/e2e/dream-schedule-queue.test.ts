@@ -43,9 +43,15 @@ t.test("an idle thought: once per quiet spell in an open conversation (a client-
   );
   await sleep(2000);
   t.equal(
-    (await pool.query("select count(*)::int as n from dream_journal")).rows[0].n,
+    (await pool.query("select count(*)::int as n from dream_journal where kind = 'idle'")).rows[0].n,
     1,
-    "one thought per quiet spell, and no dream before the dream delay",
+    "one thought per quiet spell",
+  );
+  // Before the dream delay, a dream comes only as a share of the model's time (below).
+  const dreams = await pool.query("select j.data from dream_journal d join pgboss.job j on j.id = d.job_id where d.kind = 'dream'");
+  t.ok(
+    dreams.rows.every((r) => typeof r.data.sliceSeconds === "number" && r.data.sliceSeconds <= 6),
+    `no dream before the dream delay but within the budget's share: ${JSON.stringify(dreams.rows.map((r) => r.data.sliceSeconds))}`,
   );
   t.match(
     (await pool.query("select status from dream_journal where id = $1", [thought.id])).rows[0],
@@ -54,6 +60,56 @@ t.test("an idle thought: once per quiet spell in an open conversation (a client-
   );
   const failed = await pool.query("select count(*)::int as n from pgboss.job where name = 'psyche-inference' and state = 'failed'");
   t.equal(failed.rows[0].n, 0, "no job failed on the named conversation");
+});
+
+t.test("between chats, dreams take the budget's share of the model's time and no more, continuing one dream", async (t) => {
+  // Never asleep (a 120 s delay): whatever runs, runs within the share, 30% of 10 s.
+  const psyche = await startPsyche(t, {
+    recallPromptTokens: 0,
+    dreamDelaySeconds: 120,
+    wakeLockSeconds: 0,
+    dreamCooldownSeconds: 0,
+    dreamBudget: 0.3,
+    dreamBudgetWindowSeconds: 10,
+    contextSize: 16384,
+    dreamMaxTokens: 8192,
+  });
+  const pool = psyche.db.pool;
+  const patched = await fetch(`${psyche.url}/dream/config`, {
+    method: "PATCH",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ idle_thought_delay_seconds: 1, idle_thoughts: false, reflection_threshold: 0 }),
+  });
+  t.equal(patched.status, 200);
+  const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
+  await client.chat.completions.create({ model: "psyche", messages: [{ role: "user", content: "hello" }], max_tokens: 4 });
+  const from = Date.now();
+  await until(
+    "a second stretch of dreaming",
+    async () => ((await pool.query("select count(*)::int as n from dream_slices")).rows[0].n >= 2 ? true : undefined),
+    40_000,
+  );
+  await sleep(1000);
+  const slices = (
+    await pool.query<{ s: number; e: number; journal_id: string }>(
+      `select extract(epoch from s.started_at)::float8 * 1000 as s, extract(epoch from coalesce(s.ended_at, now()))::float8 * 1000 as e, s.journal_id
+         from dream_slices s order by s.started_at`,
+    )
+  ).rows;
+  t.ok(slices[0]!.s - from >= 900, "the first after the idle delay");
+  // The most any 10 s window held: windows ending at each stretch's end are the worst.
+  const most = Math.max(
+    ...slices.map((w) => slices.reduce((sum, x) => sum + Math.max(0, Math.min(x.e, w.e) - Math.max(x.s, w.e - 10_000)), 0)),
+  );
+  t.ok(most <= 3000 + 400, `at most the share in any window: ${Math.round(most)} ms of 10 s`);
+  t.ok(most >= 1500, `and the share was used: ${Math.round(most)} ms`);
+  const entries = (await pool.query("select status, resumes, tokens from dream_journal where kind = 'dream' order by started_at")).rows;
+  t.comment(JSON.stringify(entries));
+  // The random model may end a dream by itself; the first that did not was paused and continued.
+  t.ok(
+    entries.some((e) => e.resumes >= 1) || entries.every((e) => e.status === "done"),
+    "a dream cut by its share goes on in its next one",
+  );
 });
 
 t.test("no dream while a chat waits: a queued chat runs before a queued dream; a fetched dream goes back", async (t) => {

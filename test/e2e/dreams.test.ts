@@ -75,13 +75,13 @@ t.test("a chat wakes a dream at its next token; the partial dream is kept; the c
       return r && r.status !== "dreaming" ? r : undefined;
     });
     if (row.status === "done" && row.tokens < 3000 && trial < 4) continue;
-    t.equal(row.status, "interrupted");
+    t.equal(row.status, "paused", "paused, to be continued");
     t.equal(row.was_interrupted, true);
     t.ok(row.tokens > 0 && row.tokens < 3000, `dreamt ${row.tokens} tokens before waking`);
     t.ok(row.content.length > 0, "the partial dream is kept");
     t.ok(row.wake_latency_ms >= 0 && row.wake_latency_ms < 1000, `woke in ${row.wake_latency_ms} ms`);
     const job = await psyche.db.pool.query("select state from pgboss.job where id = $1", [id]);
-    t.equal(job.rows[0].state, "completed", "an interrupted dream is not retried");
+    t.equal(job.rows[0].state, "completed", "a paused dream is not retried: a later dream continues it");
     break;
   }
 });
@@ -99,7 +99,7 @@ t.test("status follows the dream; POST /dream/wake wakes it", async (t) => {
     const r = await journal(id);
     return r && r.status !== "dreaming" ? r : undefined;
   });
-  t.equal(row.status, "interrupted");
+  t.equal(row.status, "paused");
   t.ok(row.wake_latency_ms < 1000);
   t.not((await status()).state, "dreaming");
 });

@@ -3,12 +3,14 @@ import type { Queryable } from "../pool.js";
 
 export const JOURNAL_KINDS = ["dream", "reflect", "idle", "consolidate"] as const;
 export type JournalKind = (typeof JOURNAL_KINDS)[number];
-export const JOURNAL_STATUSES = ["dreaming", "done", "interrupted", "failed"] as const;
+/** 'paused': woken (or out of its share of time) and to be continued by a later reverie (migrations/000030_dream_resume.sql). */
+export const JOURNAL_STATUSES = ["dreaming", "paused", "done", "interrupted", "failed"] as const;
+export type JournalStatus = (typeof JOURNAL_STATUSES)[number];
 
 export interface DreamRow {
   id: string;
   kind: JournalKind;
-  status: (typeof JOURNAL_STATUSES)[number];
+  status: JournalStatus;
   job_id: string | null;
   focus: string | null;
   started_at: Date;
@@ -27,6 +29,10 @@ export interface DreamRow {
   scope: string;
   /** What it is about (migrations/000029_dream_topics.sql). */
   topics: string[];
+  /** How often it was continued after a pause, when its latest stretch began, and why it ended as it did where that is not plain (migrations/000030_dream_resume.sql). */
+  resumes: number;
+  resumed_at: Date | null;
+  note: string | null;
 }
 
 export async function startDream(
@@ -45,9 +51,13 @@ export async function startDream(
     topics?: readonly string[] | undefined;
   },
 ): Promise<void> {
+  // A reverie's stretch of the model's time starts with it (a consolidation takes none).
   await db.query(
-    `insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id, scope, topics)
-     values ($1, $2, $3, $4, $5::uuid[], $6, $7, coalesce($8, 'default'), $9::text[])`,
+    `with entry as (
+       insert into dream_journal (id, kind, job_id, focus, seed_memory_ids, model, worker_id, scope, topics)
+       values ($1, $2, $3, $4, $5::uuid[], $6, $7, coalesce($8, 'default'), $9::text[]) returning id, kind, job_id
+     )
+     insert into dream_slices (journal_id, job_id) select id, job_id from entry where kind <> 'consolidate'`,
     [d.id, d.kind ?? "dream", d.jobId, d.focus, d.seedMemoryIds, d.model, d.workerId ?? null, d.scope ?? null, [...(d.topics ?? [])]],
   );
 }
@@ -61,33 +71,77 @@ export async function endDream(
   db: Queryable,
   id: string,
   r: {
-    status: "done" | "interrupted" | "failed";
+    status: "done" | "paused" | "interrupted" | "failed";
     content: string;
     tokens: number;
     significance: number | null;
     valence: number | null;
     arousal: number | null;
     error?: string | null;
+    note?: string | null;
   },
   /** For a woken reverie: milliseconds since its generation stopped (the wake latency runs to then). */
   stoppedMsAgo: number | null = null,
 ): Promise<void> {
   // The wake latency runs from what woke it, as the database recorded it: the earliest chat
-  // request (a turn's created_at), wake request or client arrival since the reverie began, to
-  // the moment generation stopped, on the database's clock so that no two clocks are compared.
+  // request (a turn's created_at), wake request or client arrival since the reverie's latest
+  // stretch began, to the moment generation stopped, on the database's clock so that no two
+  // clocks are compared. Once woken, an entry stays was_interrupted, resumed or not.
   await db.query(
-    `update dream_journal d set status = $2, content = $3, tokens = $4, significance = $5, valence = $6, arousal = $7,
-       was_interrupted = ($2 = 'interrupted'), error = $8, ended_at = now(),
-       wake_latency_ms = case when $9::float8 is null then null else (
-         select greatest(0, extract(epoch from (now() - make_interval(secs => $9::float8 / 1000)) - cause.at) * 1000)
-         from (select least(
-           (select min(created_at) from turns where created_at >= d.started_at),
-           (select max(wake_requested_at) from dream_settings where wake_requested_at >= d.started_at),
-           (select min(connected_at) from clients where connected_at >= d.started_at)) as at) cause
-         where cause.at is not null) end
-     where id = $1`,
-    [id, r.status, r.content, r.tokens, r.significance, r.valence, r.arousal, r.error ?? null, stoppedMsAgo],
+    `with ended as (
+       update dream_journal d set status = $2, content = $3, tokens = $4, significance = $5, valence = $6, arousal = $7,
+         was_interrupted = d.was_interrupted or $2 in ('interrupted', 'paused'), error = $8, note = coalesce($10, d.note), ended_at = now(),
+         wake_latency_ms = case when $9::float8 is null then d.wake_latency_ms else (
+           select greatest(0, extract(epoch from (now() - make_interval(secs => $9::float8 / 1000)) - cause.at) * 1000)
+           from (select least(
+             (select min(created_at) from turns where created_at >= coalesce(d.resumed_at, d.started_at)),
+             (select max(wake_requested_at) from dream_settings where wake_requested_at >= coalesce(d.resumed_at, d.started_at)),
+             (select min(connected_at) from clients where connected_at >= coalesce(d.resumed_at, d.started_at))) as at) cause
+           where cause.at is not null) end
+       where id = $1 returning id
+     )
+     update dream_slices s set ended_at = now() from ended where s.journal_id = ended.id and s.ended_at is null`,
+    [id, r.status, r.content, r.tokens, r.significance, r.valence, r.arousal, r.error ?? null, stoppedMsAgo, r.note ?? null],
   );
+}
+
+/** A paused entry taken up again: its row, and the seconds of the model's time it has already had. */
+export interface ResumedDream extends DreamRow {
+  dreamt_seconds: number;
+}
+
+/**
+ * Takes up the oldest paused entry of `kind` (of `scope`, when given) for job `jobId`: it is
+ * dreaming again, in a new stretch. Undefined when none is paused. Two workers never take the
+ * same one (skip locked).
+ */
+export async function resumeDream(
+  db: Queryable,
+  w: { kind: JournalKind; scope: string | null; jobId: string | null; workerId?: string | undefined },
+): Promise<ResumedDream | undefined> {
+  const res = await db.query<ResumedDream>(
+    `with taken as (
+       update dream_journal set status = 'dreaming', resumes = resumes + 1, resumed_at = now(), ended_at = null, job_id = $3, worker_id = $4
+       where id = (select id from dream_journal where status = 'paused' and kind = $1 and ($2::text is null or scope = $2)
+                   order by started_at limit 1 for update skip locked)
+       returning *
+     ), slice as (insert into dream_slices (journal_id, job_id) select id, job_id from taken)
+     select taken.*, (select coalesce(sum(extract(epoch from s.ended_at - s.started_at)), 0)::float8 from dream_slices s
+                      where s.journal_id = taken.id and s.ended_at is not null) as dreamt_seconds
+     from taken`,
+    [w.kind, w.scope, w.jobId, w.workerId ?? null],
+  );
+  return res.rows[0];
+}
+
+/** The memories `ids` that still exist, in that order (a resumed reverie's seeds). */
+export async function liveSeeds(db: Queryable, ids: readonly string[]): Promise<{ id: string; content: string }[]> {
+  const res = await db.query<{ id: string; content: string }>(
+    `select m.id, m.content from unnest($1::uuid[]) with ordinality as i(id, n) join memories m on m.id = i.id
+     where m.deleted_at is null order by i.n`,
+    [ids],
+  );
+  return res.rows;
 }
 
 /**
@@ -240,12 +294,12 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
     here: boolean;
     chat_waiting: boolean;
   }>(
-    `select d.id as dream_id, d.kind, d.started_at as dream_started, d.focus, d.scope, d.topics,
+    `select d.id as dream_id, d.kind, coalesce(d.resumed_at, d.started_at) as dream_started, d.focus, d.scope, d.topics,
        c.id as consolidation_id, c.started_at as consolidation_since,
        greatest((select max(coalesce(finished_at, created_at)) from turns), (select last_request_at from activity),
          (select max(last_seen_at) from clients where left_at is null)) as last_seen,
        psyche_someone_here() or exists (select 1 from turns where coalesce(finished_at, created_at) > now() - make_interval(secs => $1)) as here,
-       exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= d.started_at) as chat_waiting
+       exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= coalesce(d.resumed_at, d.started_at)) as chat_waiting
      from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' and kind <> 'consolidate' order by started_at desc limit 1) d on true
        left join lateral (select id, started_at from dream_journal where status = 'dreaming' and kind = 'consolidate' order by started_at desc limit 1) c on true`,
     [awakeSeconds],
@@ -290,13 +344,24 @@ export interface QuietMoment {
   thought_since_request: boolean;
   /** Clients present (heartbeating, migrations/000015_clients.sql): no dream while any is. */
   present: number;
+  /** Seconds of the model's time reveries took within the budget's window (migrations/000030_dream_resume.sql). */
+  budget_used: number;
+  /** A dream is paused, waiting to be continued. */
+  paused_dream: boolean;
 }
 
 /**
  * Quiet counts from the last turn, the last request of any kind (db/sql/activity.ts, written at
  * most once a second) or the last client's heartbeat or leaving (db/sql/clients.ts).
  * `startedAt` counts as a request: a freshly started server waits before it dreams (a warm-up: the first request after a start must not find it asleep). */
-export async function quietMoment(db: Queryable, startedAt: Date, presenceTtlSeconds: number): Promise<QuietMoment> {
+export async function quietMoment(
+  db: Queryable,
+  startedAt: Date,
+  presenceTtlSeconds: number,
+  budgetWindowSeconds: number,
+): Promise<QuietMoment> {
+  // A dream paused by a chat has not ended: the cooldown counts from the last one that did. A
+  // stretch still open on an entry that ended (its worker died) counts to the entry's end.
   const res = await db.query<QuietMoment>(
     `with last as (
        select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $1::timestamptz, (select last_request_at from activity),
@@ -304,10 +369,16 @@ export async function quietMoment(db: Queryable, startedAt: Date, presenceTtlSec
      )
      select extract(epoch from now() - (select at from last))::float8 as quiet,
        (select conversation_id from turns where conversation_id is not null order by created_at desc limit 1) as conversation_id,
-       extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream'))::float8 as since_dream,
+       extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream' and status <> 'paused'))::float8 as since_dream,
        exists (select 1 from dream_journal where kind = 'idle' and started_at > (select at from last)) as thought_since_request,
-       (select count(*)::int from clients where left_at is null and last_seen_at > now() - make_interval(secs => $2)) as present`,
-    [startedAt, presenceTtlSeconds],
+       (select count(*)::int from clients where left_at is null and last_seen_at > now() - make_interval(secs => $2)) as present,
+       (select coalesce(sum(greatest(0, extract(epoch from
+            least(now(), coalesce(s.ended_at, case when j.status = 'dreaming' then now() else j.ended_at end, now()))
+            - greatest(s.started_at, now() - make_interval(secs => $3))))), 0)::float8
+          from dream_slices s join dream_journal j on j.id = s.journal_id
+         where s.started_at < now() and coalesce(s.ended_at, now()) > now() - make_interval(secs => $3)) as budget_used,
+       exists (select 1 from dream_journal where status = 'paused' and kind = 'dream') as paused_dream`,
+    [startedAt, presenceTtlSeconds, budgetWindowSeconds],
   );
   return res.rows[0]!;
 }
@@ -334,7 +405,7 @@ export async function reverieScope(db: Queryable, conversationId: string | null)
 export async function pruneJournal(db: Queryable, keepDays: number): Promise<number> {
   const res = await db.query(
     `delete from dream_journal j
-      where j.status <> 'dreaming'
+      where j.status not in ('dreaming', 'paused')
         and coalesce(j.ended_at, j.started_at) < now() - make_interval(days => $1::int)
         and not exists (select 1 from memories m where m.source_kind = 'dream' and m.source_id = j.id::text)
         and j.id <> (select l.id from dream_journal l where l.kind = j.kind order by l.started_at desc limit 1)`,

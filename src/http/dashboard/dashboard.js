@@ -69,7 +69,10 @@ function showDream(entry) {
   const box = $("dream-text");
   box.hidden = false;
   const topics = entry.topics?.length ? ` · about ${entry.topics.join(", ")}` : "";
-  box.querySelector("h3").textContent = `${entry.kind} · ${new Date(entry.started_at).toLocaleString()} · ${entry.status}${topics}`;
+  const resumed = entry.resumes ? ` · resumed ${entry.resumes}×` : "";
+  const note = entry.note ? ` · ${entry.note}` : "";
+  box.querySelector("h3").textContent =
+    `${entry.kind} · ${new Date(entry.started_at).toLocaleString()} · ${entry.status}${resumed}${note}${topics}`;
   box.querySelector("pre").textContent = entry.content || "(no text)";
 }
 
@@ -84,8 +87,12 @@ async function loadJournal() {
         { "data-id": d.id, onclick: () => showDream(d) },
         el("span", {}, el("span", { class: `kind ${KIND_CLASS[d.kind] ?? ""}` }, d.kind)),
         el("span", { class: "muted" }, time(d.started_at)),
-        el("span", {}, seconds === null ? d.status : `${seconds.toFixed(1)} s`),
-        el("span", {}, `${d.was_interrupted ? "woken · " : ""}significance ${round(d.significance)}`),
+        el("span", {}, seconds === null || d.status === "paused" ? d.status : `${seconds.toFixed(1)} s`),
+        el(
+          "span",
+          {},
+          `${d.resumes ? `resumed ${d.resumes}× · ` : d.was_interrupted ? "woken · " : ""}significance ${round(d.significance)}`,
+        ),
         el("span", { class: "muted topics" }, (d.topics ?? []).join(", ")),
       );
     }),
