@@ -42,6 +42,7 @@ import { keptSlotScore, loadsKept, sharedPrefix, worthKeeping } from "./slots.js
 import { PromptCache } from "./prompt-cache.js";
 import { describeModel } from "./model-description.js";
 import { chatWrapperFor } from "./families/chat-wrapper.js";
+import { CallHold, textCallsFor } from "./families/text-calls.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 import {
@@ -176,6 +177,8 @@ export class LlamaEngine implements InferenceEngine {
   private readonly chatWrapper: ChatWrapper;
   /** The wrapper with the family's thinking switched off, where it has a switch. */
   private readonly thoughtsOff: ChatWrapper | undefined;
+  /** Where the family's calls are read off the text (Qwen3-Coder): the syntax, and the wrapper the prompt is rendered with then. */
+  private readonly textCalls: ReturnType<typeof textCallsFor>;
   /** Harmony's wrapper at each reasoning effort asked for, made once. */
   private readonly efforts = new Map<ReasoningEffort, ChatWrapper>();
   /** Slot i's sequence: the chats' first (context sequences 1..slots, side by side), the reverie's last (sequence 0). */
@@ -199,6 +202,7 @@ export class LlamaEngine implements InferenceEngine {
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = chatWrapperFor(options.model);
     this.thoughtsOff = thoughtsOffWrapper(this.chatWrapper);
+    this.textCalls = textCallsFor(this.chatWrapper);
     const slot = (): ChatSlot => {
       const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false, variant: undefined };
       const wrapper = () => s.variant ?? this.chatWrapper;
@@ -332,7 +336,8 @@ export class LlamaEngine implements InferenceEngine {
       return { tokens: textTokens(this.options.model, request.text), history: [], offered: { functions: undefined, forced: false } };
     const history = toChatHistory(request.messages, request.partialResponse);
     const offered = offeredFunctions(request);
-    return { tokens: this.promptTokens(history, offered.functions, this.wrapperFor(request)), history, offered };
+    const wrapper = offered.functions && !offered.forced ? (this.textCalls?.wrapper ?? this.wrapperFor(request)) : this.wrapperFor(request);
+    return { tokens: this.promptTokens(history, offered.functions, wrapper), history, offered };
   }
 
   /** A slot's worth when what it would discard can be kept on disk and kept prompts loaded (inference/slots.ts). */
@@ -531,8 +536,12 @@ export class LlamaEngine implements InferenceEngine {
     // closed at once: a budget of 0 would leave node-llama-cpp reading a thought's tags as text.
     const thoughtsOff = budget === 0 && this.thoughtsOff !== undefined;
     const thoughtTokens = budget === undefined || thoughtsOff ? undefined : Math.max(1, budget);
+    // A family whose calls are read off the text (families/text-calls.ts): with tools offered
+    // and the choice the model's, the reply is held back from a call's opening.
+    const reading = functions && !forced ? this.textCalls : undefined;
+    const hold = reading ? new CallHold(reading.syntax.opens) : undefined;
     slot.forcing = forced;
-    slot.variant = this.wrapperFor(request);
+    slot.variant = reading?.wrapper ?? this.wrapperFor(request);
     try {
       const common = {
         ...this.sampling(request),
@@ -574,7 +583,8 @@ export class LlamaEngine implements InferenceEngine {
             if (!text.trim() && !continuation) return;
             const piece = relayed || continuation ? chunk.text : text.trimStart();
             relayed = true;
-            if (piece || unreported) request.onText?.(piece, unreported);
+            const out = hold ? hold.relay(piece) : piece;
+            if (out || unreported) request.onText?.(out, unreported);
           }
           unreported = 0;
         },
@@ -603,9 +613,16 @@ export class LlamaEngine implements InferenceEngine {
         if (callDone.signal.aborted && (calls.some((c) => c.complete) || grammar)) return undefined;
         throw err;
       });
-      const made = calls.some((c) => c.complete)
+      let made = calls.some((c) => c.complete)
         ? calls.filter((c) => c.complete).map((c) => ({ name: c.name, arguments: JSON.stringify(JSON.parse(c.params)) }))
         : (result?.functionCalls ?? []).map((c) => ({ name: c.functionName, arguments: JSON.stringify(c.params ?? {}) }));
+      let reply = continuation ? text : text.trimStart();
+      if (hold?.held) {
+        // Whole calls are calls (the text before them stays text); anything else was text after all.
+        const read = reading!.syntax.parse(hold.held, request.tools ?? []);
+        if (read) [made, reply] = [request.parallelToolCalls === false ? read.slice(0, 1) : read, hold.text];
+        else request.onText?.(hold.held, 0);
+      }
       const toolCalls: GeneratedToolCall[] = made.map((c) => ({ ...c, problems: argumentProblems(request.tools ?? [], c) }));
       // node-llama-cpp reports no tokens while it writes a call: count the call's own.
       if (toolCalls.length && completionTokens === 0)
@@ -624,7 +641,7 @@ export class LlamaEngine implements InferenceEngine {
             ? "cancelled"
             : "stop";
       return {
-        text: continuation ? text : text.trimStart(),
+        text: reply,
         reasoning,
         reasoningTokens,
         finishReason,
@@ -811,6 +828,8 @@ export function wholeJsonObject(text: string): boolean {
  */
 function forcingWrapper(current: () => ChatWrapper, forcing: () => boolean): ChatWrapper {
   const wrapper = Object.create(current()) as ChatWrapper;
+  // node-llama-cpp reads the call syntax it watches for off the settings: the variant's, as it is now.
+  Object.defineProperty(wrapper, "settings", { get: () => current().settings });
   wrapper.generateContextState = (options) => {
     const base = current();
     const state = base.generateContextState(options);

@@ -290,3 +290,97 @@ t.test("Responses: a reasoning item, then two function_call items; streamed the 
     ],
   );
 });
+
+/**
+ * Qwen3-Coder writes one `<parameter=…>` block per argument, its value as plain text, which
+ * node-llama-cpp's function calling cannot hold: the calls are read off the text
+ * (src/inference/families/text-calls.ts), after a sentence of text, two of them, a number
+ * argument as a number; and a past call is rendered back in the same form.
+ */
+t.test("qwen3-coder: text, then two calls in its XML form, read as calls; the text before them stays text", async (t) => {
+  const xml = (name: string, args: Record<string, string>) =>
+    `<tool_call>\n<function=${name}>\n${Object.entries(args)
+      .map(([k, v]) => `<parameter=${k}>\n${v}\n</parameter>\n`)
+      .join("")}</function>\n</tool_call>`;
+  const coderTools: ToolSpec[] = [
+    tools[0]!,
+    {
+      name: "read_file",
+      description: "Read lines of a file",
+      parameters: { type: "object", properties: { path: { type: "string" }, lines: { type: "integer" } }, required: ["path"] },
+    },
+  ];
+  const reply = `Let me look.\n${xml("get_weather", { city: "Paris" })}\n${xml("read_file", { path: "src/a b.ts", lines: "20" })}`;
+  // A forced call is the grammar's alone.
+  const coder = await familyEngine("qwen3-coder", (request) =>
+    typeof request.toolChoice === "object" ? undefined : request.tools?.length ? reply : "<tool_call> is a tag.",
+  );
+  t.teardown(() => coder.dispose());
+  const streamed: string[] = [];
+  const r = await modelOf(coder).generate({
+    messages: [{ role: "user", content: "Weather in Paris, and the file?" }],
+    maxTokens: 300,
+    tools: coderTools,
+    toolChoice: "auto",
+    onText: (piece) => streamed.push(piece),
+  });
+  t.equal(r.finishReason, "tool_calls");
+  t.same(
+    r.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]),
+    [
+      ["get_weather", { city: "Paris" }],
+      ["read_file", { path: "src/a b.ts", lines: 20 }],
+    ],
+    "both calls; a string stays a string, an integer is a number",
+  );
+  t.equal(r.text, "Let me look.\n", "the text before the calls");
+  t.equal(streamed.join(""), "Let me look.\n", "and only that streamed");
+
+  const one = await modelOf(coder).generate({
+    messages: [{ role: "user", content: "Weather in Paris, and the file?" }],
+    maxTokens: 300,
+    tools: coderTools,
+    toolChoice: "auto",
+    parallelToolCalls: false,
+  });
+  t.same(
+    one.toolCalls.map((c) => c.name),
+    ["get_weather"],
+    "parallel_tool_calls false: the first call only",
+  );
+
+  // A boolean: the random model's call is whole within a few tokens.
+  const toggle: ToolSpec = {
+    name: "toggle",
+    description: "Switch it",
+    parameters: { type: "object", properties: { on: { type: "boolean" } }, required: ["on"], additionalProperties: false },
+  };
+  const forced = await modelOf(coder).generate({
+    messages: [{ role: "user", content: "Switch it" }],
+    maxTokens: 100,
+    tools: [...coderTools, toggle],
+    toolChoice: { name: "toggle" },
+  });
+  t.equal(forced.toolCalls[0]?.name, "toggle", "a named call is forced");
+  t.type(JSON.parse(forced.toolCalls[0]?.arguments ?? "{}").on, "boolean", "with the schema's arguments");
+  const plain = await modelOf(coder).generate({ messages: [{ role: "user", content: "What is that tag?" }], maxTokens: 100 });
+  t.equal(plain.text, "<tool_call> is a tag.", "without tools, the text is the text");
+
+  const { tokens } = coder.render({
+    messages: [
+      { role: "user", content: "Weather in Paris?" },
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }] },
+      { role: "tool", toolCallId: "c1", content: "sunny, 24 C" },
+    ],
+    maxTokens: 10,
+    tools: coderTools,
+  });
+  const vocabulary = await (
+    await getLlama({ gpu: false, build: "never" })
+  ).loadModel({ modelPath: await familyModel("qwen3-coder"), vocabOnly: true });
+  t.teardown(() => vocabulary.dispose());
+  const prompt = vocabulary.detokenize(tokens, true);
+  t.match(prompt, /<function=get_weather>\n<parameter=city>\nParis\n<\/parameter>\n<\/function>/, "a past call as Qwen3-Coder writes it");
+  t.notMatch(prompt, /<parameter=params>/);
+  t.match(prompt, /If you choose to call a tool ONLY reply in the following format/, "the tools offered by the template's own words");
+});

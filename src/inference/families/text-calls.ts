@@ -1,0 +1,128 @@
+// Tool calls parsed from the reply's text, for families whose call syntax node-llama-cpp's
+// function calling cannot hold: it grammar-constrains a call as a name and one JSON value, where
+// Qwen3-Coder writes one `<parameter=name>` block per argument, its value as plain text
+// (docs/models.md, "Tool calls"). For such a family the engine offers the tools through the
+// family's own template, lets the model write, holds the reply back from the first call's
+// opening, and reads the calls off the text once it ends (llama-engine.ts).
+import { JinjaTemplateChatWrapper, LlamaText, type ChatWrapper, type ChatWrapperSettings } from "node-llama-cpp";
+import type { ToolSpec } from "../../tools/types.js";
+
+export interface TextCall {
+  name: string;
+  /** The arguments as JSON text. */
+  arguments: string;
+}
+
+export interface TextCallSyntax {
+  /** What a call opens with: from it on, the reply is held back until it is known to be calls. */
+  opens: string;
+  /** The calls `text` (a reply's tail from `opens` on) is made of, or undefined where it is not only whole calls. */
+  parse(text: string, tools: readonly ToolSpec[]): TextCall[] | undefined;
+}
+
+const QWEN_XML_CALL = /^\s*<tool_call>\s*<function=([^>\n]+)>\n?([\s\S]*?)<\/function>\s*<\/tool_call>/;
+const QWEN_XML_PARAMETER = /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g;
+
+/** A parameter's text as the value its schema asks for: a string stays one; anything else is read as JSON where it is JSON. */
+function valueOf(text: string, schema: unknown): unknown {
+  const type = (schema as { type?: unknown } | undefined)?.type;
+  if (type === "string") return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Qwen3-Coder's calls: `<tool_call>\n<function=name>\n<parameter=key>\nvalue\n</parameter>\n</function>\n</tool_call>`, one or more. */
+export const qwenXmlCalls: TextCallSyntax = {
+  opens: "<tool_call>",
+  parse(text, tools) {
+    const calls: TextCall[] = [];
+    let rest = text;
+    for (let m = QWEN_XML_CALL.exec(rest); m; m = QWEN_XML_CALL.exec(rest)) {
+      const name = m[1]!.trim();
+      const properties = (tools.find((t) => t.name === name)?.parameters as { properties?: Record<string, unknown> } | undefined)
+        ?.properties;
+      const args: Record<string, unknown> = {};
+      for (const p of m[2]!.matchAll(QWEN_XML_PARAMETER)) args[p[1]!.trim()] = valueOf(p[2]!, properties?.[p[1]!.trim()]);
+      calls.push({ name, arguments: JSON.stringify(args) });
+      rest = rest.slice(m[0].length);
+    }
+    return calls.length && !rest.trim() ? calls : undefined;
+  },
+};
+
+/** A call opening no text can hold: the wrapper's own function calling never engages. */
+const NEVER = LlamaText("\u0000psyche: calls are read from the text\u0000");
+
+/**
+ * The family's calls read from the text, where node-llama-cpp's function calling would hold the
+ * model to another syntax: the syntax, and the wrapper to render prompts with while it is read
+ * (the family's own, its function calling switched off). Undefined for every other family.
+ */
+export function textCallsFor(wrapper: ChatWrapper): { syntax: TextCallSyntax; wrapper: ChatWrapper } | undefined {
+  if (!(wrapper instanceof JinjaTemplateChatWrapper) || !/<parameter=/.test(wrapper.template) || !/<function=/.test(wrapper.template))
+    return undefined;
+  renderCallsAsTheTemplateDoes(wrapper);
+  const reading = Object.assign(Object.create(Object.getPrototypeOf(wrapper) as object) as JinjaTemplateChatWrapper, wrapper);
+  const settings: ChatWrapperSettings = {
+    ...wrapper.settings,
+    functions: { ...wrapper.settings.functions, call: { ...wrapper.settings.functions.call, prefix: NEVER } },
+  };
+  Object.defineProperty(reading, "settings", { value: settings });
+  return { syntax: qwenXmlCalls, wrapper: reading };
+}
+
+/**
+ * node-llama-cpp's Jinja wrapper passes a past call's arguments to the template wrapped in one
+ * `params` key, to match the single JSON value its function calling writes; the template then
+ * renders `<parameter=params>{…}`. The arguments as they are render each as its own parameter,
+ * as Qwen3-Coder writes them.
+ */
+function renderCallsAsTheTemplateDoes(wrapper: JinjaTemplateChatWrapper): void {
+  const internals = wrapper as unknown as { _wrapFunctionParamsInsideMapKey?: string };
+  internals._wrapFunctionParamsInsideMapKey = undefined;
+}
+
+/**
+ * The reply's text as it streams, held back from the first call's opening (or what may be the
+ * start of one at its end): `relay` passes on what is surely text; `held` is the rest.
+ */
+export class CallHold {
+  private all = "";
+  private sent = 0;
+  private opened = -1;
+
+  constructor(private readonly opens: string) {}
+
+  /** The part of `all + piece` now known to be text, not yet passed on. */
+  relay(piece: string): string {
+    this.all += piece;
+    if (this.opened < 0) {
+      const at = this.all.indexOf(this.opens, Math.max(0, this.sent - this.opens.length));
+      if (at >= 0) this.opened = at;
+    }
+    const upTo = this.opened >= 0 ? this.opened : this.all.length - partialOpening(this.all, this.opens);
+    if (upTo <= this.sent) return "";
+    const out = this.all.slice(this.sent, upTo);
+    this.sent = upTo;
+    return out;
+  }
+
+  /** What was passed on as text. */
+  get text(): string {
+    return this.all.slice(0, this.sent);
+  }
+
+  /** What is held back. */
+  get held(): string {
+    return this.all.slice(this.sent);
+  }
+}
+
+/** How many of `text`'s last characters begin `opening`. */
+function partialOpening(text: string, opening: string): number {
+  for (let n = Math.min(opening.length - 1, text.length); n > 0; n--) if (opening.startsWith(text.slice(-n))) return n;
+  return 0;
+}
