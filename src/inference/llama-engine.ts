@@ -539,7 +539,7 @@ export class LlamaEngine implements InferenceEngine {
     // A family whose calls are read off the text (families/text-calls.ts): with tools offered
     // and the choice the model's, the reply is held back from a call's opening.
     const reading = functions && !forced ? this.textCalls : undefined;
-    const hold = reading ? new CallHold(reading.syntax.opens) : undefined;
+    const hold = reading ? new CallHold(reading.syntax) : undefined;
     slot.forcing = forced;
     slot.variant = reading?.wrapper ?? this.wrapperFor(request);
     try {

@@ -84,12 +84,14 @@ const FAMILY_CALLS: Record<string, { written: string; thought?: string }> = {
     thought: "I need the weather.",
   },
   "llama3.1": { written: '<function=get_weather>{"city": "Paris"}</function>' },
+  // The JSON form Llama 3.1's own template asks for, read off the text (src/inference/families/text-calls.ts).
+  "llama3.1 (JSON)": { written: '{"name": "get_weather", "parameters": {"city": "Paris"}}' },
   mistral: { written: '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>' },
 };
 
 for (const [name, { written: text, thought }] of Object.entries(FAMILY_CALLS)) {
   t.test(`${name}: a call in the family's own syntax comes back as a call`, async (t) => {
-    const familyModelEngine = await familyEngine(name, () => text);
+    const familyModelEngine = await familyEngine(name.split(" ")[0]!, () => text);
     t.teardown(() => familyModelEngine.dispose());
     const streamed: string[] = [];
     const r = await modelOf(familyModelEngine).generate({

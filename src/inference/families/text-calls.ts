@@ -1,10 +1,12 @@
-// Tool calls parsed from the reply's text, for families whose call syntax node-llama-cpp's
-// function calling cannot hold: it grammar-constrains a call as a name and one JSON value, where
-// Qwen3-Coder writes one `<parameter=name>` block per argument, its value as plain text
-// (docs/models.md, "Tool calls"). For such a family the engine offers the tools through the
-// family's own template, lets the model write, holds the reply back from the first call's
-// opening, and reads the calls off the text once it ends (llama-engine.ts).
-import { JinjaTemplateChatWrapper, LlamaText, type ChatWrapper, type ChatWrapperSettings } from "node-llama-cpp";
+// Tool calls parsed from the reply's text, for syntaxes node-llama-cpp's function calling cannot
+// hold: it grammar-constrains a call as a name and one JSON value after a fixed opening, where
+// Qwen3-Coder writes one `<parameter=name>` block per argument, its value as plain text, and
+// Llama 3.1 may answer with the JSON form its own template asks for, `{"name": …, "parameters":
+// …}`, beside the `<function=…>` form node-llama-cpp's wrapper asks for (docs/models.md, "Tool
+// calls"). The engine offers the tools through the family's prompt, lets the model write, holds
+// the reply back from a call's opening, and reads the calls off the text once it ends
+// (llama-engine.ts).
+import { JinjaTemplateChatWrapper, Llama3_1ChatWrapper, LlamaText, type ChatWrapper, type ChatWrapperSettings } from "node-llama-cpp";
 import type { ToolSpec } from "../../tools/types.js";
 
 export interface TextCall {
@@ -16,6 +18,9 @@ export interface TextCall {
 export interface TextCallSyntax {
   /** What a call opens with: from it on, the reply is held back until it is known to be calls. */
   opens: string;
+  /** Only a reply that begins with the opening (after whitespace, and `lead` where written) is held: the JSON form is the whole reply. */
+  atStart?: boolean;
+  lead?: string;
   /** The calls `text` (a reply's tail from `opens` on) is made of, or undefined where it is not only whole calls. */
   parse(text: string, tools: readonly ToolSpec[]): TextCall[] | undefined;
 }
@@ -53,6 +58,57 @@ export const qwenXmlCalls: TextCallSyntax = {
   },
 };
 
+/**
+ * The top-level JSON objects `text` is made of, one after another (whitespace or `;` between),
+ * or undefined where it holds anything else.
+ */
+function jsonObjects(text: string): unknown[] | undefined {
+  const out: unknown[] = [];
+  let depth = 0;
+  let from = -1;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === "\\") i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') {
+      if (depth === 0) return undefined;
+      quoted = true;
+    } else if (c === "{") {
+      if (depth++ === 0) from = i;
+    } else if (c === "}") {
+      if (--depth < 0) return undefined;
+      if (depth === 0) {
+        try {
+          out.push(JSON.parse(text.slice(from, i + 1)));
+        } catch {
+          return undefined;
+        }
+      }
+    } else if (depth === 0 && !/[\s;]/.test(c)) return undefined;
+  }
+  return depth === 0 && out.length ? out : undefined;
+}
+
+/** Llama 3.1's JSON form, as its own template asks for it: `{"name": …, "parameters": {…}}`, after `<|python_tag|>` where the model writes one. */
+export const llamaJsonCalls: TextCallSyntax = {
+  opens: "{",
+  atStart: true,
+  lead: "<|python_tag|>",
+  parse(text) {
+    const objects = jsonObjects(text.replace(/^\s*<\|python_tag\|>/, ""));
+    const calls = objects?.map((o) => {
+      const { name, parameters, arguments: args } = (o ?? {}) as { name?: unknown; parameters?: unknown; arguments?: unknown };
+      const params = parameters ?? args ?? {};
+      return typeof name === "string" && name && typeof params === "object" && params !== null && !Array.isArray(params)
+        ? { name, arguments: JSON.stringify(params) }
+        : undefined;
+    });
+    return calls?.every((c) => c !== undefined) ? (calls as TextCall[]) : undefined;
+  },
+};
+
 /** A call opening no text can hold: the wrapper's own function calling never engages. */
 const NEVER = LlamaText("\u0000psyche: calls are read from the text\u0000");
 
@@ -62,6 +118,8 @@ const NEVER = LlamaText("\u0000psyche: calls are read from the text\u0000");
  * (the family's own, its function calling switched off). Undefined for every other family.
  */
 export function textCallsFor(wrapper: ChatWrapper): { syntax: TextCallSyntax; wrapper: ChatWrapper } | undefined {
+  // Llama 3.1 keeps its wrapper's own `<function=…>` calls; the JSON form is read beside them.
+  if (wrapper instanceof Llama3_1ChatWrapper) return { syntax: llamaJsonCalls, wrapper };
   if (!(wrapper instanceof JinjaTemplateChatWrapper) || !/<parameter=/.test(wrapper.template) || !/<function=/.test(wrapper.template))
     return undefined;
   renderCallsAsTheTemplateDoes(wrapper);
@@ -93,17 +151,35 @@ export class CallHold {
   private all = "";
   private sent = 0;
   private opened = -1;
+  /** For a syntax held only at the reply's start: whether the start has been seen not to open one. */
+  private plain = false;
 
-  constructor(private readonly opens: string) {}
+  constructor(private readonly syntax: Pick<TextCallSyntax, "opens" | "atStart" | "lead">) {}
 
   /** The part of `all + piece` now known to be text, not yet passed on. */
   relay(piece: string): string {
     this.all += piece;
-    if (this.opened < 0) {
-      const at = this.all.indexOf(this.opens, Math.max(0, this.sent - this.opens.length));
-      if (at >= 0) this.opened = at;
+    const { opens, atStart } = this.syntax;
+    if (this.opened < 0 && !this.plain) {
+      if (atStart) {
+        const start = this.all.trimStart();
+        const lead = this.syntax.lead ?? "";
+        const body = lead && start.startsWith(lead) ? start.slice(lead.length).trimStart() : start;
+        if (body.startsWith(opens)) this.opened = this.all.length - start.length;
+        else if (body && !opens.startsWith(body) && !(lead.startsWith(body) && body === start)) this.plain = true;
+      } else {
+        const at = this.all.indexOf(opens, Math.max(0, this.sent - opens.length));
+        if (at >= 0) this.opened = at;
+      }
     }
-    const upTo = this.opened >= 0 ? this.opened : this.all.length - partialOpening(this.all, this.opens);
+    const upTo =
+      this.opened >= 0
+        ? this.opened
+        : this.plain
+          ? this.all.length
+          : atStart
+            ? this.sent
+            : this.all.length - partialOpening(this.all, opens);
     if (upTo <= this.sent) return "";
     const out = this.all.slice(this.sent, upTo);
     this.sent = upTo;
