@@ -87,6 +87,11 @@ const FAMILY_CALLS: Record<string, { written: string; thought?: string }> = {
   // The JSON form Llama 3.1's own template asks for, read off the text (src/inference/families/text-calls.ts).
   "llama3.1 (JSON)": { written: '{"name": "get_weather", "parameters": {"city": "Paris"}}' },
   mistral: { written: '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>' },
+  // Gemma 4's own notation, read off the text (src/inference/families/gemma-notation.ts).
+  gemma4: {
+    written: '<|channel>thought\nI need the weather.<channel|><|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>',
+    thought: "I need the weather.",
+  },
 };
 
 for (const [name, { written: text, thought }] of Object.entries(FAMILY_CALLS)) {
@@ -385,4 +390,63 @@ t.test("qwen3-coder: text, then two calls in its XML form, read as calls; the te
   t.match(prompt, /<function=get_weather>\n<parameter=city>\nParis\n<\/parameter>\n<\/function>/, "a past call as Qwen3-Coder writes it");
   t.notMatch(prompt, /<parameter=params>/);
   t.match(prompt, /If you choose to call a tool ONLY reply in the following format/, "the tools offered by the template's own words");
+});
+
+t.test("gemma4: two calls in its notation, nested values read; past calls, results and the tools rendered in it", async (t) => {
+  const schedule: ToolSpec = {
+    name: "schedule",
+    description: "Book a slot",
+    parameters: {
+      type: "object",
+      properties: {
+        when: { type: "object", properties: { day: { type: "string" }, hour: { type: "integer" } }, required: ["day"] },
+        who: { type: "array", items: { type: "string" } },
+        urgent: { type: "boolean" },
+      },
+      required: ["when"],
+    },
+  };
+  const written =
+    '<|tool_call>call:get_weather{city:<|"|>Paris, France<|"|>}<tool_call|>' +
+    '<|tool_call>call:schedule{urgent:false,when:{day:<|"|>Mon<|"|>,hour:9},who:[<|"|>Ann<|"|>,<|"|>Bo<|"|>]}<tool_call|>';
+  const gemma = await familyEngine("gemma4", () => written);
+  t.teardown(() => gemma.dispose());
+  const r = await modelOf(gemma).generate({
+    messages: [{ role: "user", content: "Weather, and book Monday" }],
+    maxTokens: 200,
+    tools: [tools[0]!, schedule],
+    toolChoice: "auto",
+  });
+  t.same(
+    r.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]),
+    [
+      ["get_weather", { city: "Paris, France" }],
+      ["schedule", { urgent: false, when: { day: "Mon", hour: 9 }, who: ["Ann", "Bo"] }],
+    ],
+  );
+  t.equal(r.text, "");
+  const { tokens } = gemma.render({
+    messages: [
+      { role: "user", content: "Weather in Paris?" },
+      { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }] },
+      { role: "tool", toolCallId: "c1", content: "sunny" },
+    ],
+    maxTokens: 10,
+    tools: [tools[0]!, schedule],
+  });
+  const vocabulary = await (
+    await getLlama({ gpu: false, build: "never" })
+  ).loadModel({ modelPath: await familyModel("gemma4"), vocabOnly: true });
+  t.teardown(() => vocabulary.dispose());
+  const prompt = vocabulary.detokenize(tokens, true);
+  t.match(prompt, '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>', "a past call in Gemma's notation");
+  t.match(prompt, '<|tool_response>response:get_weather{value:<|"|>sunny<|"|>}<tool_response|>', "its result");
+  t.match(
+    prompt,
+    '<|tool>declaration:get_weather{description:<|"|>The weather in a city<|"|>,parameters:{properties:{city:{type:<|"|>STRING<|"|>}},required:[<|"|>city<|"|>],type:<|"|>OBJECT<|"|>}}<tool|>',
+    "the tools declared as its template declares them",
+  );
+  t.notMatch(prompt, /"city"/, "no JSON");
+  const quote = gemma.render({ messages: [{ role: "user", content: "x" }], maxTokens: 1, tools: [tools[0]!] }).tokens;
+  t.ok(quote.includes(vocabulary.tokenize('<|"|>', true)[0]!), "the string delimiter is its own token, not spelled out");
 });

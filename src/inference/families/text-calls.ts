@@ -6,24 +6,16 @@
 // calls"). The engine offers the tools through the family's prompt, lets the model write, holds
 // the reply back from a call's opening, and reads the calls off the text once it ends
 // (llama-engine.ts).
-import { JinjaTemplateChatWrapper, Llama3_1ChatWrapper, LlamaText, type ChatWrapper, type ChatWrapperSettings } from "node-llama-cpp";
-import type { ToolSpec } from "../../tools/types.js";
-
-export interface TextCall {
-  name: string;
-  /** The arguments as JSON text. */
-  arguments: string;
-}
-
-export interface TextCallSyntax {
-  /** What a call opens with: from it on, the reply is held back until it is known to be calls. */
-  opens: string;
-  /** Only a reply that begins with the opening (after whitespace, and `lead` where written) is held: the JSON form is the whole reply. */
-  atStart?: boolean;
-  lead?: string;
-  /** The calls `text` (a reply's tail from `opens` on) is made of, or undefined where it is not only whole calls. */
-  parse(text: string, tools: readonly ToolSpec[]): TextCall[] | undefined;
-}
+import {
+  Gemma4ChatWrapper,
+  JinjaTemplateChatWrapper,
+  Llama3_1ChatWrapper,
+  LlamaText,
+  type ChatWrapper,
+  type ChatWrapperSettings,
+} from "node-llama-cpp";
+import type { TextCall, TextCallSyntax } from "./call-syntax.js";
+import { gemmaCalls, speakGemma } from "./gemma-notation.js";
 
 const QWEN_XML_CALL = /^\s*<tool_call>\s*<function=([^>\n]+)>\n?([\s\S]*?)<\/function>\s*<\/tool_call>/;
 const QWEN_XML_PARAMETER = /<parameter=([^>\n]+)>\n?([\s\S]*?)\n?<\/parameter>/g;
@@ -120,16 +112,25 @@ const NEVER = LlamaText("\u0000psyche: calls are read from the text\u0000");
 export function textCallsFor(wrapper: ChatWrapper): { syntax: TextCallSyntax; wrapper: ChatWrapper } | undefined {
   // Llama 3.1 keeps its wrapper's own `<function=…>` calls; the JSON form is read beside them.
   if (wrapper instanceof Llama3_1ChatWrapper) return { syntax: llamaJsonCalls, wrapper };
+  if (wrapper instanceof Gemma4ChatWrapper) {
+    speakGemma(wrapper);
+    return { syntax: gemmaCalls, wrapper: reading(wrapper) };
+  }
   if (!(wrapper instanceof JinjaTemplateChatWrapper) || !/<parameter=/.test(wrapper.template) || !/<function=/.test(wrapper.template))
     return undefined;
   renderCallsAsTheTemplateDoes(wrapper);
-  const reading = Object.assign(Object.create(Object.getPrototypeOf(wrapper) as object) as JinjaTemplateChatWrapper, wrapper);
+  return { syntax: qwenXmlCalls, wrapper: reading(wrapper) };
+}
+
+/** The wrapper as it is, its own function calling switched off: the calls are read from the text. */
+function reading<W extends ChatWrapper>(wrapper: W): W {
+  const reading = Object.assign(Object.create(Object.getPrototypeOf(wrapper) as object) as W, wrapper);
   const settings: ChatWrapperSettings = {
     ...wrapper.settings,
     functions: { ...wrapper.settings.functions, call: { ...wrapper.settings.functions.call, prefix: NEVER } },
   };
   Object.defineProperty(reading, "settings", { value: settings });
-  return { syntax: qwenXmlCalls, wrapper: reading };
+  return reading;
 }
 
 /**
