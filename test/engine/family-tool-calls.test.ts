@@ -5,13 +5,14 @@
 // so node-llama-cpp's parser meets what a real model writes. The thought stays a thought, each
 // call comes back as a call on every API, streamed and not, and a tool's result is read back
 // in the family's own format. Which families' syntaxes are parsed so: docs/models.md.
-import t from "tap";
+import t, { type Test } from "tap";
 import { getLlama } from "node-llama-cpp";
 import { familyEngine, familyModel } from "../helpers/family-engine.js";
 import { modelOf } from "../helpers/model-of.js";
 import { inProcessPsyche } from "../helpers/in-process.js";
 import { sseEvents } from "../helpers/sse-events.js";
 import type { GenerateRequest } from "../../src/inference/engine.js";
+import type { LlamaEngine } from "../../src/inference/llama-engine.js";
 import type { ToolSpec } from "../../src/tools/types.js";
 
 const tools: ToolSpec[] = [
@@ -40,6 +41,16 @@ function written(request: GenerateRequest): string {
 }
 
 const engine = await familyEngine("qwen3", written);
+
+/** The prompt `model` renders for `request`, as text (special tokens spelled out), and the family's vocabulary. */
+async function rendered(t: Test, model: LlamaEngine, family: string, request: GenerateRequest) {
+  const { tokens } = model.render(request);
+  const vocabulary = await (
+    await getLlama({ gpu: false, build: "never" })
+  ).loadModel({ modelPath: await familyModel(family), vocabOnly: true });
+  t.teardown(() => vocabulary.dispose());
+  return { prompt: vocabulary.detokenize(tokens, true), vocabulary };
+}
 const psyche = await inProcessPsyche(t, { recallPromptTokens: 0, memoryTools: false }, { engine });
 const openaiTools = tools.map((tool) => ({ type: "function", function: tool }));
 const ask = (content: string) => [{ role: "user", content }];
@@ -130,7 +141,7 @@ t.test("the engine: with tools offered, a plain reply is text, not a call", asyn
 });
 
 t.test("the engine: a tool's result is read back in Qwen's own format", async (t) => {
-  const { tokens } = engine.render({
+  const { prompt } = await rendered(t, engine, "qwen3", {
     messages: [
       { role: "user", content: "Weather in Paris?" },
       { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }] },
@@ -139,11 +150,6 @@ t.test("the engine: a tool's result is read back in Qwen's own format", async (t
     maxTokens: 10,
     tools,
   });
-  const vocabulary = await (
-    await getLlama({ gpu: false, build: "never" })
-  ).loadModel({ modelPath: await familyModel("qwen3"), vocabOnly: true });
-  t.teardown(() => vocabulary.dispose());
-  const prompt = vocabulary.detokenize(tokens, true);
   t.match(
     prompt,
     /<tool_call>\n\{"name": "get_weather", "arguments": \{"city":\s?"Paris"\}\}\n<\/tool_call>/,
@@ -373,7 +379,7 @@ t.test("qwen3-coder: text, then two calls in its XML form, read as calls; the te
   const plain = await modelOf(coder).generate({ messages: [{ role: "user", content: "What is that tag?" }], maxTokens: 100 });
   t.equal(plain.text, "<tool_call> is a tag.", "without tools, the text is the text");
 
-  const { tokens } = coder.render({
+  const { prompt } = await rendered(t, coder, "qwen3-coder", {
     messages: [
       { role: "user", content: "Weather in Paris?" },
       { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }] },
@@ -382,11 +388,6 @@ t.test("qwen3-coder: text, then two calls in its XML form, read as calls; the te
     maxTokens: 10,
     tools: coderTools,
   });
-  const vocabulary = await (
-    await getLlama({ gpu: false, build: "never" })
-  ).loadModel({ modelPath: await familyModel("qwen3-coder"), vocabOnly: true });
-  t.teardown(() => vocabulary.dispose());
-  const prompt = vocabulary.detokenize(tokens, true);
   t.match(prompt, /<function=get_weather>\n<parameter=city>\nParis\n<\/parameter>\n<\/function>/, "a past call as Qwen3-Coder writes it");
   t.notMatch(prompt, /<parameter=params>/);
   t.match(prompt, /If you choose to call a tool ONLY reply in the following format/, "the tools offered by the template's own words");
@@ -425,7 +426,7 @@ t.test("gemma4: two calls in its notation, nested values read; past calls, resul
     ],
   );
   t.equal(r.text, "");
-  const { tokens } = gemma.render({
+  const { prompt, vocabulary } = await rendered(t, gemma, "gemma4", {
     messages: [
       { role: "user", content: "Weather in Paris?" },
       { role: "assistant", content: "", toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }] },
@@ -434,11 +435,6 @@ t.test("gemma4: two calls in its notation, nested values read; past calls, resul
     maxTokens: 10,
     tools: [tools[0]!, schedule],
   });
-  const vocabulary = await (
-    await getLlama({ gpu: false, build: "never" })
-  ).loadModel({ modelPath: await familyModel("gemma4"), vocabOnly: true });
-  t.teardown(() => vocabulary.dispose());
-  const prompt = vocabulary.detokenize(tokens, true);
   t.match(prompt, '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>', "a past call in Gemma's notation");
   t.match(prompt, '<|tool_response>response:get_weather{value:<|"|>sunny<|"|>}<tool_response|>', "its result");
   t.match(
