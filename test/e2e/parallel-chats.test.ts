@@ -142,9 +142,10 @@ t.test("a dream yields to chats, and does not start while they run", async (t) =
     const r = await journal(dream);
     return r && r.status !== "dreaming" ? r : undefined;
   });
-  t.match(row, { status: "interrupted", was_interrupted: true });
-  // A dream queued while the chats run waits for them.
-  const second = (await post({ kind: "dream", max_tokens: 8 })).data[0].id;
+  t.match(row, { status: "paused", was_interrupted: true });
+  // A dream queued while the chats run waits for them (a focus of its own: one without would
+  // continue the paused one, src/dreams/dream.ts).
+  const second = (await post({ kind: "dream", max_tokens: 8, focus: "the sea" })).data[0].id;
   const ended = await Promise.all(chats);
   const lastChatEnd = Math.max(...(await Promise.all(ended.map((c) => turn(c.turnId)))).map((r) => r.finished_at.getTime()));
   const secondRow = await until("the second dream", async () => {

@@ -67,6 +67,6 @@ t.test("a reverie that does not stop is abandoned, and the chat goes first", asy
     },
     20_000,
   );
-  t.match(ended, { status: "interrupted", content: "a dream that will not stop" }, "its end is written when it comes, as interrupted");
+  t.match(ended, { status: "paused", content: "a dream that will not stop" }, "its end is written when it comes: paused, to be continued");
   t.ok(engine.dreamEndedAt > engine.chatEndedAt);
 });

@@ -6,12 +6,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { JinjaTemplateChatWrapper } from "node-llama-cpp";
 import { gemmaCalls, gemmaDeclaration, gemmaValue } from "../../src/inference/families/gemma-notation.js";
-import { packageRoot } from "../../src/paths.js";
+import { llamaCppFile } from "../../src/inference/families/llama-cpp-files.js";
+import { familyModelsDir } from "../helpers/family-engine.js";
 
-const template = readFileSync(
-  join(packageRoot(), "node_modules/node-llama-cpp/llama/llama.cpp/models/templates/google-gemma-4-31B-it.jinja"),
-  "utf8",
-);
+// Unpacked where the engine was compiled here, else read out of node-llama-cpp's bundle, as the family models are.
+const template = readFileSync(llamaCppFile("models/templates/google-gemma-4-31B-it.jinja", join(familyModelsDir(), "cache")), "utf8");
 const schedule = {
   description: "Book a slot",
   params: {
