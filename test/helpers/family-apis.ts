@@ -1,15 +1,16 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of raw responses */
-// Every family on every API: chat completions, Anthropic Messages and Responses, streamed and
+// Every family on every API (test/engine/family-apis-*.test.ts, a few families each, so that a
+// file stays within the runner's time on a loaded machine): chat completions, Anthropic Messages and Responses, streamed and
 // not. The random model of each family is held to a fixed text in the family's own syntax
 // (test/helpers/family-engine.ts), so each family's wrapper or parser meets what a real model
 // writes: a thought then an answer, a thought then a call (two where the family writes several),
 // and the call's result answered. No thinking tag, channel marker or call syntax reaches the
 // text; the thought comes back as the API's reasoning; the calls as its tool calls.
-import t, { type Test } from "tap";
-import { familyEngine } from "../helpers/family-engine.js";
-import { inProcessPsyche, type InProcessPsyche } from "../helpers/in-process.js";
-import { sseEvents } from "../helpers/sse-events.js";
-import { until } from "../helpers/until.js";
+import type { Test } from "tap";
+import { familyEngine } from "./family-engine.js";
+import { inProcessPsyche, type InProcessPsyche } from "./in-process.js";
+import { sseEvents } from "./sse-events.js";
+import { until } from "./until.js";
 import type { GenerateRequest } from "../../src/inference/engine.js";
 
 const THOUGHT = "I should answer plainly.";
@@ -223,7 +224,9 @@ async function ask(psyche: InProcessPsyche, api: Api, stream: boolean, withTools
 const MARKERS =
   /<\/?think>|<\|channel|channel\|>|<\|message\|>|tool_call|<function=|<parameter=|\[TOOL_CALLS\]|\[ARGS\]|<\|"\|>|"arguments"/;
 
-for (const [name, family] of Object.entries(FAMILIES)) {
+/** The family's test: every API, streamed and not, each case; then its memories. */
+export function familyOnEveryApi(t: Test, name: keyof typeof FAMILIES & string): void {
+  const family = FAMILIES[name]!;
   t.test(name, async (t) => {
     const engine = await familyEngine(name, writer(family));
     const psyche = await inProcessPsyche(t, { recallPromptTokens: 0, memoryTools: false }, { engine });
