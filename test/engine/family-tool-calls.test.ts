@@ -14,19 +14,8 @@ import { sseEvents } from "../helpers/sse-events.js";
 import type { GenerateRequest } from "../../src/inference/engine.js";
 import type { LlamaEngine } from "../../src/inference/llama-engine.js";
 import type { ToolSpec } from "../../src/tools/types.js";
+import { tools } from "../helpers/family-apis.js";
 
-const tools: ToolSpec[] = [
-  {
-    name: "get_weather",
-    description: "The weather in a city",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
-  {
-    name: "read_file",
-    description: "Read a file in the workspace",
-    parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
-  },
-];
 const THOUGHT = "The user wants the weather and the notes.";
 const call = (name: string, args: object) => `<tool_call>\n{"name": "${name}", "arguments": ${JSON.stringify(args)}}\n</tool_call>`;
 const TWO_CALLS = `<think>\n${THOUGHT}\n</think>\n\n${call("get_weather", { city: "Paris" })}\n${call("read_file", { path: "notes.txt" })}`;

@@ -12,6 +12,7 @@ import { inProcessPsyche, type InProcessPsyche } from "./in-process.js";
 import { sseEvents } from "./sse-events.js";
 import { until } from "./until.js";
 import type { GenerateRequest } from "../../src/inference/engine.js";
+import type { ToolSpec } from "../../src/tools/types.js";
 
 const THOUGHT = "I should answer plainly.";
 const ANSWER = "Hello there.";
@@ -77,7 +78,8 @@ const FAMILIES: Record<string, Family> = {
   mistral: { calls: ([c]) => `[TOOL_CALLS]${c![0]}[ARGS]${json(c![1])}</s>`, parallel: false },
 };
 
-const tools = [
+/** The tools the family tests offer: the weather in a city, and a file to read. */
+export const tools: ToolSpec[] = [
   {
     name: "get_weather",
     description: "The weather in a city",
@@ -85,7 +87,7 @@ const tools = [
   },
   {
     name: "read_file",
-    description: "Read a file",
+    description: "Read a file in the workspace",
     parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
   },
 ];
