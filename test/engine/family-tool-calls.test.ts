@@ -73,7 +73,9 @@ t.test("the engine: a thought, then two calls in Qwen's syntax, parsed as calls 
  * Llama 3.1 in the `<function=…>` form their wrappers' prompts ask for, Mistral with its
  * `[TOOL_CALLS]` and `[ARGS]` control tokens.
  */
-const FAMILY_CALLS: Record<string, { written: string; thought?: string }> = {
+const WEATHER = ["get_weather", { city: "Paris" }];
+const NOTES = ["read_file", { path: "notes.txt" }];
+const FAMILY_CALLS: Record<string, { written: string; thought?: string; calls?: unknown[][] }> = {
   "gpt-oss": {
     written:
       '<|channel|>analysis<|message|>I need the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
@@ -86,7 +88,22 @@ const FAMILY_CALLS: Record<string, { written: string; thought?: string }> = {
   "llama3.1": { written: '<function=get_weather>{"city": "Paris"}</function>' },
   // The JSON form Llama 3.1's own template asks for, read off the text (src/inference/families/text-calls.ts).
   "llama3.1 (JSON)": { written: '{"name": "get_weather", "parameters": {"city": "Paris"}}' },
+  "deepseek-r1 (two)": {
+    written:
+      '<think>\nI need both.\n</think>\n\n<function=get_weather>{"city": "Paris"}</function>\n<function=read_file>{"path": "notes.txt"}</function>',
+    thought: "I need both.",
+    calls: [WEATHER, NOTES],
+  },
+  // Several JSON objects, `;` between them, as Llama 3.2 writes them.
+  "llama3.1 (JSON, two)": {
+    written: '{"name": "get_weather", "parameters": {"city": "Paris"}}; {"name": "read_file", "parameters": {"path": "notes.txt"}}',
+    calls: [WEATHER, NOTES],
+  },
   mistral: { written: '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}</s>' },
+  "mistral (two)": {
+    written: '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}[TOOL_CALLS]read_file[ARGS]{"path": "notes.txt"}</s>',
+    calls: [WEATHER, NOTES],
+  },
   // Gemma 4's own notation, read off the text (src/inference/families/gemma-notation.ts).
   gemma4: {
     written: '<|channel>thought\nI need the weather.<channel|><|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>',
@@ -94,7 +111,7 @@ const FAMILY_CALLS: Record<string, { written: string; thought?: string }> = {
   },
 };
 
-for (const [name, { written: text, thought }] of Object.entries(FAMILY_CALLS)) {
+for (const [name, { written: text, thought, calls = [WEATHER] }] of Object.entries(FAMILY_CALLS)) {
   t.test(`${name}: a call in the family's own syntax comes back as a call`, async (t) => {
     const familyModelEngine = await familyEngine(name.split(" ")[0]!, () => text);
     t.teardown(() => familyModelEngine.dispose());
@@ -109,11 +126,43 @@ for (const [name, { written: text, thought }] of Object.entries(FAMILY_CALLS)) {
     t.equal(r.finishReason, "tool_calls");
     t.same(
       r.toolCalls.map((c) => [c.name, JSON.parse(c.arguments)]),
-      [["get_weather", { city: "Paris" }]],
+      calls,
     );
     t.equal(r.reasoning?.trim() ?? "", thought ?? "", thought ? "the thought before it stays a thought" : "no thought");
     t.equal(r.text, "", "no call syntax in the text");
     t.equal(streamed.join(""), "", "nor in what streamed");
+  });
+}
+
+/** Two past calls and their results, as each family that writes several renders them back: the calls together, then the results in order. */
+const TWO_RENDERED: Record<string, RegExp> = {
+  mistral:
+    /\[TOOL_CALLS\]get_weather\[ARGS\]\{"city":\s?"Paris"\}\[TOOL_CALLS\]read_file\[ARGS\]\{"path":\s?"notes.txt"\}<\/s>\[TOOL_RESULTS\]"?sunny"?\[\/TOOL_RESULTS\]\[TOOL_RESULTS\]"?milk"?\[\/TOOL_RESULTS\]$/,
+  "deepseek-r1":
+    /<function=get_weather>\{"city":\s?"Paris"\}<\/function>\n<function=read_file>\{"path":\s?"notes.txt"\}<\/function><｜end▁of▁sentence｜><｜tool▁output▁begin｜>"?sunny"?<｜tool▁output▁end｜>\n<｜tool▁output▁begin｜>"?milk"?<｜tool▁output▁end｜>\n$/,
+};
+for (const [family, expected] of Object.entries(TWO_RENDERED)) {
+  t.test(`${family}: two past calls and their results rendered back in the family's order`, async (t) => {
+    const model = await familyEngine(family);
+    t.teardown(() => model.dispose());
+    const { prompt } = await rendered(t, model, family, {
+      messages: [
+        { role: "user", content: "Weather in Paris, and my notes?" },
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [
+            { id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' },
+            { id: "c2", name: "read_file", arguments: '{"path":"notes.txt"}' },
+          ],
+        },
+        { role: "tool", toolCallId: "c1", content: "sunny" },
+        { role: "tool", toolCallId: "c2", content: "milk" },
+      ],
+      maxTokens: 10,
+      tools,
+    });
+    t.match(prompt, expected);
   });
 }
 

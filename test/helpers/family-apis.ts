@@ -52,8 +52,8 @@ const FAMILIES: Record<string, Family> = {
   },
   "deepseek-r1": {
     think: (rest) => `<think>\n${THOUGHT}\n</think>\n\n${rest}`,
-    calls: ([c]) => `<function=${c![0]}>${json(c![1])}</function>`,
-    parallel: false,
+    calls: (cs) => cs.map(([n, a]) => `<function=${n}>${json(a)}</function>`).join("\n"),
+    parallel: true,
   },
   "llama3.1": { calls: ([c]) => `<function=${c![0]}>${json(c![1])}</function>`, parallel: false },
   gemma4: {
@@ -75,7 +75,7 @@ const FAMILIES: Record<string, Family> = {
     parallel: false,
     after: (text) => `<|channel|>final<|message|>${text}<|return|>`,
   },
-  mistral: { calls: ([c]) => `[TOOL_CALLS]${c![0]}[ARGS]${json(c![1])}</s>`, parallel: false },
+  mistral: { calls: (cs) => `${cs.map(([n, a]) => `[TOOL_CALLS]${n}[ARGS]${json(a)}`).join("")}</s>`, parallel: true },
 };
 
 /** The tools the family tests offer: the weather in a city, and a file to read. */
