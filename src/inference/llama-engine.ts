@@ -16,7 +16,6 @@ import {
   type LlamaModel,
   LlamaText,
   HarmonyChatWrapper,
-  QwenChatWrapper,
   TokenBias,
   type Token,
 } from "node-llama-cpp";
@@ -41,7 +40,7 @@ import type { ResponseFormat } from "../tools/response-format.js";
 import { keptSlotScore, loadsKept, sharedPrefix, worthKeeping } from "./slots.js";
 import { PromptCache } from "./prompt-cache.js";
 import { describeModel } from "./model-description.js";
-import { chatWrapperFor } from "./families/chat-wrapper.js";
+import { chatWrapperFor, thoughtsOffFor } from "./families/chat-wrapper.js";
 import { CallHold, textCallsFor } from "./families/text-calls.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
@@ -201,7 +200,7 @@ export class LlamaEngine implements InferenceEngine {
     this.slots = context.totalSequences - 1;
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = chatWrapperFor(options.model);
-    this.thoughtsOff = thoughtsOffWrapper(this.chatWrapper);
+    this.thoughtsOff = thoughtsOffFor(this.chatWrapper, options.model);
     this.textCalls = textCallsFor(this.chatWrapper);
     const slot = (): ChatSlot => {
       const s: ChatSlot = { chat: undefined as unknown as LlamaChat, forcing: false, variant: undefined };
@@ -844,17 +843,7 @@ function forcingWrapper(current: () => ChatWrapper, forcing: () => boolean): Cha
   return wrapper;
 }
 
-/**
- * The family's switch for thinking off, where it has one: Qwen3's wrapper with thoughts
- * discouraged renders an empty thought before the reply (as Qwen3's template does with
- * enable_thinking false). Undefined for other wrappers.
- */
 /** Harmony's wrapper with its system message's "Reasoning: <effort>" line, as gpt-oss's template renders reasoning_effort. */
 function withEffort(base: HarmonyChatWrapper, effort: ReasoningEffort): ChatWrapper {
   return Object.assign(Object.create(Object.getPrototypeOf(base) as object) as HarmonyChatWrapper, base, { reasoningEffort: effort });
-}
-
-function thoughtsOffWrapper(base: ChatWrapper): ChatWrapper | undefined {
-  if (!(base instanceof QwenChatWrapper)) return undefined;
-  return Object.assign(Object.create(Object.getPrototypeOf(base) as object) as QwenChatWrapper, base, { thoughts: "discourage" });
 }

@@ -26,6 +26,8 @@ for (const family of FAMILIES) {
 const THOUGHT_THEN_ANSWER: Record<string, string> = {
   qwen3: "<think>\nThe user greets me.\n</think>\n\nHello there.",
   "deepseek-r1": "<think>\nThe user greets me.\n</think>\n\nHello there.",
+  // The thought V3.1 opens where thinking is on, as llama-server renders its template.
+  "deepseek-v3.1": "<think>The user greets me.</think>Hello there.",
   gemma4: "<|channel>thought\nThe user greets me.<channel|>Hello there.",
   "gpt-oss": "<|channel|>analysis<|message|>The user greets me.<|end|><|start|>assistant<|channel|>final<|message|>Hello there.<|return|>",
 };
@@ -73,6 +75,20 @@ t.test("qwen3 with thinking off: the prompt closes an empty thought, as Qwen3's 
   t.equal(off.text, "Hello there.");
   t.ok(prompts().some(opened), "the empty thought rendered before the reply");
   t.ok(engine.thinks, "Qwen3 thinks");
+});
+
+t.test("deepseek-v3.1: thinking on opens a thought, thinking off closes an empty one, as its template's switch does", async (t) => {
+  const engine = await familyEngine("deepseek-v3.1", () => "Hello there.");
+  t.teardown(() => engine.dispose());
+  const prompt = async (thoughtBudget?: number) => {
+    await modelOf(engine).generate({ messages: [{ role: "user", content: `hi ${thoughtBudget}` }], maxTokens: 20, thoughtBudget });
+    const prompts = Array.from({ length: engine.slots }, (_, slot) =>
+      engine.tokenizer.detokenize(engine.cachedTokens(slot) as never, true),
+    );
+    return prompts.find((p) => p.includes(`hi ${thoughtBudget}`)) ?? "";
+  };
+  t.match(await prompt(), /<｜User｜>hi undefined<｜Assistant｜><think>(?!<\/think>)/, "on: a thought opened");
+  t.match(await prompt(0), /<｜User｜>hi 0<｜Assistant｜><think><\/think>/, "off: an empty thought closed");
 });
 
 t.test("qwen3: a thought budget closes the thought when it is reached", async (t) => {

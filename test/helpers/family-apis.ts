@@ -55,6 +55,13 @@ const FAMILIES: Record<string, Family> = {
     calls: (cs) => cs.map(([n, a]) => `<function=${n}>${json(a)}</function>`).join("\n"),
     parallel: true,
   },
+  // DeepSeek V3.1 opens the thought itself (node-llama-cpp writes `<think>` where thinking is on), and closes it.
+  "deepseek-v3.1": {
+    think: (rest) => `<think>${THOUGHT}</think>${rest}`,
+    calls: (cs) =>
+      `<｜tool▁calls▁begin｜>${cs.map(([n, a]) => `<｜tool▁call▁begin｜>${n}<｜tool▁sep｜>${json(a)}<｜tool▁call▁end｜>`).join("")}<｜tool▁calls▁end｜><｜end▁of▁sentence｜>`,
+    parallel: true,
+  },
   "llama3.1": { calls: ([c]) => `<function=${c![0]}>${json(c![1])}</function>`, parallel: false },
   gemma4: {
     think: (rest) => `<|channel>thought\n${THOUGHT}<channel|>${rest}`,

@@ -11,6 +11,7 @@ import {
   DeepSeekChatWrapper,
   JinjaTemplateChatWrapper,
   LlamaText,
+  QwenChatWrapper,
   resolveChatWrapper,
   SpecialToken,
   SpecialTokensText,
@@ -38,7 +39,103 @@ export function chatWrapperFor(model: LlamaModel): ChatWrapper {
   )
     return mistralWrapper(template, model);
   if (chosen instanceof DeepSeekChatWrapper && chosen.functionCallingSyntax === "r1-workaround") return deepSeekInParallel(chosen);
+  if (chosen instanceof JinjaTemplateChatWrapper && typeof template === "string" && template.includes(DEEPSEEK_V3.sep))
+    return deepSeekV3Wrapper(template, model);
   return chosen;
+}
+
+const DEEPSEEK_V3 = {
+  callsBegin: "<｜tool▁calls▁begin｜>",
+  callsEnd: "<｜tool▁calls▁end｜>",
+  callBegin: "<｜tool▁call▁begin｜>",
+  callEnd: "<｜tool▁call▁end｜>",
+  sep: "<｜tool▁sep｜>",
+  outputBegin: "<｜tool▁output▁begin｜>",
+  outputEnd: "<｜tool▁output▁end｜>",
+} as const;
+
+const deepSeekV3 = new WeakSet<ChatWrapper>();
+
+/**
+ * DeepSeek V3.1's template, with its own tool tokens. node-llama-cpp reads the call syntax off
+ * the template by comparing renders character by character, and cuts it mid-token (`｜><｜tool▁call▁begin｜>`),
+ * which the model could never write; and the template leaves the tools out of the prompt, which
+ * node-llama-cpp then never describes. Here the calls are DeepSeek's tokens whole, several in one
+ * `<｜tool▁calls▁begin｜>` section, and the tools are described as DeepSeek's model card asks
+ * (docs/models.md, "Tool calls").
+ */
+function deepSeekV3Wrapper(template: string, model: LlamaModel, thinking = true): ChatWrapper {
+  const t = DEEPSEEK_V3;
+  const wrapper = new JinjaTemplateChatWrapper({
+    template,
+    tokenizer: model.tokenizer,
+    functionCallMessageTemplate: {
+      call: `${t.callBegin}{{functionName}}${t.sep}{{functionParams}}${t.callEnd}`,
+      result: `${t.outputBegin}{{functionCallResult}}${t.outputEnd}`,
+    },
+  });
+  wrapper.generateAvailableFunctionsSystemText = (functions) => {
+    const tools = Object.entries(functions).map(([name, f]) =>
+      [`### ${name}`, `Description: ${f.description ?? ""}`, "", `Parameters: ${JSON.stringify(f.params ?? {})}`].join("\n"),
+    );
+    return LlamaText([
+      [
+        "## Tools",
+        "You have access to the following tools:",
+        "",
+        tools.join("\n\n"),
+        "",
+        "IMPORTANT: ALWAYS adhere to this exact format for tool use:",
+        "",
+      ].join("\n"),
+      new SpecialTokensText(t.callsBegin + t.callBegin),
+      "tool_call_name",
+      new SpecialTokensText(t.sep),
+      "tool_call_arguments",
+      new SpecialTokensText(t.callEnd),
+      "{{additional_tool_calls}}",
+      new SpecialTokensText(t.callsEnd),
+      [
+        "",
+        "",
+        "Where:",
+        "",
+        "- `tool_call_name` must be an exact match to one of the available tools",
+        "- `tool_call_arguments` must be valid JSON that strictly follows the tool's Parameters Schema",
+        "- For multiple tool calls, chain them directly without separators or spaces",
+      ].join("\n"),
+    ]);
+  };
+  deepSeekV3.add(wrapper);
+  const thought = wrapper.settings.segments?.thought;
+  // Thinking on unless asked off, as llama-server renders the template (`enable_thinking` true):
+  // the reply opens a thought where the template would close an empty one.
+  if (thinking && thought)
+    Object.defineProperty(wrapper, "settings", {
+      value: { ...wrapper.settings, segments: { ...wrapper.settings.segments, thought: { ...thought, openOnResponseStart: true } } },
+    });
+  return withFunctions(wrapper, {
+    ...wrapper.settings.functions,
+    call: { optionalPrefixSpace: true, prefix: special(t.callBegin), paramsPrefix: special(t.sep), suffix: special(t.callEnd) },
+    result: { prefix: special(t.outputBegin), suffix: special(t.outputEnd) },
+    parallelism: {
+      call: { sectionPrefix: special(t.callsBegin), betweenCalls: "", sectionSuffix: special(t.callsEnd + "<｜end▁of▁sentence｜>") },
+      result: { sectionPrefix: "", betweenResults: "", sectionSuffix: "" },
+    },
+  });
+}
+
+/**
+ * The family's switch for thinking off, where it has one: Qwen3's wrapper with thoughts
+ * discouraged renders an empty thought before the reply (as Qwen3's template does with
+ * enable_thinking false); DeepSeek V3.1's template rendered with `thinking` false. Undefined for
+ * other wrappers.
+ */
+export function thoughtsOffFor(wrapper: ChatWrapper, model: LlamaModel): ChatWrapper | undefined {
+  if (wrapper instanceof QwenChatWrapper)
+    return Object.assign(Object.create(Object.getPrototypeOf(wrapper) as object) as QwenChatWrapper, wrapper, { thoughts: "discourage" });
+  if (deepSeekV3.has(wrapper) && wrapper instanceof JinjaTemplateChatWrapper) return deepSeekV3Wrapper(wrapper.template, model, false);
+  return undefined;
 }
 
 /** The wrapper with `functions` in place of its own function settings. */

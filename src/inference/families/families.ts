@@ -84,6 +84,25 @@ const DEEPSEEK_R1_QWEN_ADDED: Record<number, readonly [string, number]> = {
   ...QWEN_VISION_AND_CODE,
 };
 
+/** DeepSeek V3's added tokens, in the padding of DeepSeek LLM's vocabulary that stands for V3's (ids differ from the real model's; the texts are its). */
+const DEEPSEEK_V3_ADDED: Record<number, readonly [string, number]> = Object.fromEntries(
+  [
+    "<｜User｜>",
+    "<｜Assistant｜>",
+    "<think>",
+    "</think>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁outputs▁begin｜>",
+    "<｜tool▁outputs▁end｜>",
+    "<｜tool▁output▁begin｜>",
+    "<｜tool▁output▁end｜>",
+  ].map((text, i) => [100015 + i, [text, u] as const]),
+);
+
 /** Mistral's control tokens, past the SentencePiece vocabulary that stands for Tekken (ids differ from the real model's; the texts are its). */
 const MISTRAL_CONTROLS: Record<number, readonly [string, number]> = Object.fromEntries(
   [
@@ -150,6 +169,21 @@ export const FAMILIES: readonly Family[] = [
     wrapper: "DeepSeekChatWrapper",
     thinking: "<think>…</think>",
     toolCalls: "<｜tool▁calls▁begin｜>…",
+  },
+  {
+    name: "deepseek-v3.1",
+    standsFor: "DeepSeek V3.1, V3.2 (V3's tokenizer stood for by DeepSeek LLM's BPE vocabulary, V3's added tokens in it)",
+    vocabulary: { gguf: "models/ggml-vocab-deepseek-llm.gguf" },
+    template: "models/templates/deepseek-ai-DeepSeek-V3.1.jinja",
+    architecture: "llama",
+    generalName: "DeepSeek V3.1",
+    added: DEEPSEEK_V3_ADDED,
+    bos: "<｜begin▁of▁sentence｜>",
+    eos: "<｜end▁of▁sentence｜>",
+    addBos: true,
+    wrapper: "JinjaTemplateChatWrapper",
+    thinking: "<think>…</think>",
+    toolCalls: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>name<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…",
   },
   {
     name: "llama3.1",
