@@ -72,9 +72,14 @@ export PSYCHE_TEST_POSTGRES="postgresql://postgres@127.0.0.1:$port/postgres"
 # but needs psql, which this step installs; prepared-backends compares the two kinds of server;
 # notify-bus needs a real one.
 # The terminal and browser clients' files (tmux, chromium) are left to `npm run test:browser`:
-# they test the clients, not the database, and are the most sensitive to a loaded machine.
+# they test the clients, not the database, and are the most sensitive to a loaded machine. The
+# files that test a client or the processes around the server (the coding agents and SDKs from
+# npm, Hermes's print mode, the daemon's PID file, libuv's pool, a start without network, the
+# log's hygiene) run once, in `npm test`: what they store goes through the same routes the other
+# files run here, and they were a third of this tier's time.
 if [ $# -eq 0 ]; then
-  mapfile -t e2e < <(ls dist/test/e2e/*.test.js | grep -v -E '/(dashboard|hermes-tui|hermes-tui-tools)\.test\.js$')
+  clients='dashboard|hermes-tui|hermes-tui-tools|coding-agents|claude-code-install|client-libraries|ollama-libraries|hermes-print|daemon|bin-threadpool|offline-start|log-hygiene'
+  mapfile -t e2e < <(ls dist/test/e2e/*.test.js | grep -v -E "/($clients)\.test\.js$")
   set -- "${e2e[@]}" dist/test/memory/*.test.js dist/test/conversation/*.test.js dist/test/jobs/*.test.js dist/test/dreams/*.test.js \
     dist/test/http/routes.test.js
 fi

@@ -86,9 +86,11 @@ const FAMILY_CALLS: Record<string, { written: string; thought?: string; calls?: 
     thought: "I need the weather.",
   },
   "llama3.1": { written: '<function=get_weather>{"city": "Paris"}</function>' },
+  // Thinking on, V3.1's default: node-llama-cpp opens the thought, the model closes it.
   "deepseek-v3.1 (two)": {
+    thought: "I need both.",
     written:
-      '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{"path": "notes.txt"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+      '<think>I need both.</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{"path": "notes.txt"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
     calls: [WEATHER, NOTES],
   },
   // The JSON form Llama 3.1's own template asks for, read off the text (src/inference/families/text-calls.ts).
@@ -142,7 +144,7 @@ for (const [name, { written: text, thought, calls = [WEATHER] }] of Object.entri
 /** Two past calls and their results, as each family that writes several renders them back: the calls together, then the results in order. */
 const TWO_RENDERED: Record<string, RegExp> = {
   "deepseek-v3.1":
-    /<think><\/think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>\{"city":\s?"Paris"\}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>\{"path":\s?"notes.txt"\}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜><｜tool▁output▁begin｜>"?sunny"?<｜tool▁output▁end｜><｜tool▁output▁begin｜>"?milk"?<｜tool▁output▁end｜>$/,
+    /<｜Assistant｜>(?:<think><\/think>)?<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>\{"city":\s?"Paris"\}<｜tool▁call▁end｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>\{"path":\s?"notes.txt"\}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜><｜tool▁output▁begin｜>"?sunny"?<｜tool▁output▁end｜><｜tool▁output▁begin｜>"?milk"?<｜tool▁output▁end｜>$/,
   mistral:
     /\[TOOL_CALLS\]get_weather\[ARGS\]\{"city":\s?"Paris"\}\[TOOL_CALLS\]read_file\[ARGS\]\{"path":\s?"notes.txt"\}<\/s>\[TOOL_RESULTS\]"?sunny"?\[\/TOOL_RESULTS\]\[TOOL_RESULTS\]"?milk"?\[\/TOOL_RESULTS\]$/,
   "deepseek-r1":
