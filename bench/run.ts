@@ -13,6 +13,7 @@ import { packageRoot } from "../src/paths.js";
 import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 import { benchWake } from "./wake.js";
+import { benchStepCosts, type StepCosts } from "./step-costs.js";
 import { type BudgetResult, benchBudget } from "./budget.js";
 import { CPU_PARALLEL, MAX_PARALLEL } from "../src/inference/choose-parallel.js";
 import { benchMcp, type McpBenchResult } from "./mcp.js";
@@ -36,7 +37,7 @@ const runs = Number(process.env.BENCH_RUNS ?? 15);
 const maxTokens = Number(process.env.BENCH_TOKENS ?? 64);
 const ttftRuns = Number(process.env.BENCH_TTFT_RUNS ?? 150);
 
-// BENCH_ONLY=stream, serving, burst (serving's short-chat bursts alone), memory, wake, mcp, hooks or retrieval runs
+// BENCH_ONLY=stream, serving, burst (serving's short-chat bursts alone), memory, wake, mcp, hooks, retrieval or steps runs
 // one part, keeping the others' last results; PSYCHE_BENCH_POSTGRES=<url of a PostgreSQL with pgvector whose user may
 // create databases> measures the burst on it too;
 // BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
@@ -77,7 +78,7 @@ const streamFlags = {
 };
 
 let measured = previous.measured ?? [];
-const part = (name: "stream" | "serving" | "burst" | "memory" | "wake" | "mcp" | "hooks" | "retrieval") => !only || only === name;
+const part = (name: "stream" | "serving" | "burst" | "memory" | "wake" | "mcp" | "hooks" | "retrieval" | "steps") => !only || only === name;
 /** The GPU's name as the driver gives it, and the cores beside it. */
 const gpuDevice = (backend: string) => {
   const name = spawnSync("nvidia-smi", ["--query-gpu=name", "--format=csv,noheader"], { encoding: "utf8" }).stdout?.trim();
@@ -144,6 +145,22 @@ if (part("serving") && gpu) {
 else if (only === "burst" && serving && !("skipped" in serving)) {
   const b = await benchBursts(servingOptions);
   if (!("skipped" in b)) serving = { ...serving, burst: b.burst, burstPostgres: b.burstPostgres };
+}
+
+// Where a decode step's time goes (bench/step-costs.ts): the tiny model, the engine alone, one
+// stream and several at once after 4,096 tokens of warm-up, with one thread and with every core.
+let steps: { date: string; rows: (StepCosts & { threads: number })[] } | undefined = previous.steps;
+if (part("steps")) {
+  const rows: (StepCosts & { threads: number })[] = [];
+  for (const threads of [...new Set([1, cores])]) {
+    const config = loadConfig({ ...streamFlags, model: ensureTinyModel(dataDir), threads, parallel: 16 }, {});
+    process.stderr.write(`steps: the tiny model, ${threads} thread(s), 1, 4 and 16 streams of 512 tokens\n`);
+    const engine = await createLlamaEngine(config, log);
+    for (const row of await benchStepCosts(engine, { streams: [1, 4, 16], maxTokens: 512, warmupTokens: 4096, rounds: 2 }))
+      rows.push({ ...row, threads });
+    await engine.dispose();
+  }
+  steps = { date: new Date().toISOString(), rows };
 }
 
 let wake = previous.wake;
@@ -249,6 +266,7 @@ const results = {
   hooks,
   retrieval,
   vectorSides,
+  steps,
 };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -408,6 +426,19 @@ if (vectorSides) {
     ),
   );
 }
+const stepsTable: string[] = [];
+if (steps) {
+  stepsTable.push(
+    "",
+    `Where a decode step's time goes, measured ${steps.date.slice(0, 10)} (\`BENCH_ONLY=steps\`, \`bench/step-costs.ts\`): the tiny model, Psyche's engine alone through its scheduler (no server), streams of 512 tokens after 4,096 tokens of warm-up, 2 rounds; medians per step in microseconds. The decode and each sample are the context's native calls as awaited (their hop to libuv's pool and back included); "between" is the main thread's JavaScript from a step's last sample to the next decode.`,
+    "",
+    "| threads | streams | step (µs) | decode | sampling | between | tokens/s, all streams |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...steps.rows.map(
+      (r) => `| ${r.threads} | ${r.streams} | ${r.periodUs} | ${r.decodeUs} | ${r.sampleUs} | ${r.betweenUs} | ${r.tokensPerSecond} |`,
+    ),
+  );
+}
 const table = [
   `Measured ${results.date.slice(0, 10)} on ${machine}; random-weight models, raw and HTTP alternating, the client in its own thread. Decode rates: medians of ${meta.runs} runs of ${meta.maxTokens} tokens per bench-model row (${3 * meta.runs} for the tiny model). Time to first token: ${meta.ttftRuns} pairs of one-token replies per row; the result is the median of paired differences (each HTTP run minus the raw run just before it), with their interquartile range.`,
   "",
@@ -417,6 +448,7 @@ const table = [
   ...(serving ? vsLlamaServerTable(serving) : []),
   ...memoryTable,
   ...wakeTable,
+  ...stepsTable,
   ...mcpTable,
   ...hooksTable,
   ...retrievalTable,

@@ -1,0 +1,132 @@
+// Where a decode step's time goes on the tiny model (issue "Short steps at the engine's speed"):
+// Psyche's engine alone (no server), one stream and several at once, after a warm-up. The
+// context's two native calls are timed as the decode loop makes them: `decodeBatch` (the model's
+// step, on libuv's pool) and each sequence's `sampleToken`. What is left of a step's period is
+// JavaScript on the main thread between them: node-llama-cpp's per-token work in LlamaChat
+// (stop triggers, segments, detokenizing), Psyche's relay, the batch gather's wait. A bench-only
+// probe: it wraps the calls on the context's native object, which Psyche itself never does
+// (src/inference/llama-internals.ts lists what Psyche relies on).
+import { performance } from "node:perf_hooks";
+import type { LlamaContext } from "node-llama-cpp";
+import type { LlamaEngine } from "../src/inference/llama-engine.js";
+import { standaloneScheduler } from "../src/inference/scheduler.js";
+
+export interface StepCosts {
+  /** Chats generating at once. */
+  streams: number;
+  /** Steps measured (batches decoded), and tokens made. */
+  steps: number;
+  tokens: number;
+  /** Medians per step, microseconds: the period from one decode's start to the next's. */
+  periodUs: number;
+  /** The native decode, as awaited (its hop to libuv's pool and back included). */
+  decodeUs: number;
+  /** From the decode's end to the batch's last sample's end. */
+  sampleUs: number;
+  /** From the last sample's end to the next decode's start: JavaScript between two steps. */
+  betweenUs: number;
+  /** Tokens per second, all streams together. */
+  tokensPerSecond: number;
+}
+
+interface Call {
+  kind: "decode" | "sample";
+  start: number;
+  end: number;
+}
+
+type Native = Record<string, (...args: unknown[]) => unknown>;
+
+/** Wraps the context's native decode and sample calls; the calls recorded while `recording` holds. */
+function probe(context: LlamaContext): { calls: Call[]; recording: { on: boolean } } {
+  const native = (context as unknown as { _ctx: Native })._ctx;
+  const calls: Call[] = [];
+  const recording = { on: false };
+  for (const [name, kind] of [
+    ["decodeBatch", "decode"],
+    ["sampleToken", "sample"],
+  ] as const) {
+    const original = native[name]!.bind(native);
+    // The addon's methods are read-only on its prototype: defined again on the object itself.
+    Object.defineProperty(native, name, {
+      configurable: true,
+      writable: true,
+      value: (...args: unknown[]) => {
+        const start = performance.now();
+        const out = original(...args) as Promise<unknown>;
+        if (!recording.on) return out;
+        return out.then((v) => {
+          calls.push({ kind, start, end: performance.now() });
+          return v;
+        });
+      },
+    });
+  }
+  return { calls, recording };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)]! : 0;
+};
+
+/** Steps as decode, then the samples until the next decode. */
+function stepsOf(calls: Call[]): { period: number[]; decode: number[]; sample: number[]; between: number[] } {
+  const sorted = [...calls].sort((a, b) => a.start - b.start);
+  const decodes = sorted.filter((c) => c.kind === "decode");
+  const out = { period: [] as number[], decode: [] as number[], sample: [] as number[], between: [] as number[] };
+  for (let i = 0; i + 1 < decodes.length; i++) {
+    const d = decodes[i]!;
+    const next = decodes[i + 1]!;
+    const samples = sorted.filter((c) => c.kind === "sample" && c.start >= d.end && c.start < next.start);
+    if (!samples.length) continue;
+    const lastSample = Math.max(...samples.map((s) => s.end));
+    out.period.push(next.start - d.start);
+    out.decode.push(d.end - d.start);
+    out.sample.push(lastSample - d.end);
+    out.between.push(next.start - lastSample);
+  }
+  return out;
+}
+
+export async function benchStepCosts(
+  engine: LlamaEngine,
+  opts: { streams: number[]; maxTokens: number; warmupTokens: number; rounds: number },
+): Promise<StepCosts[]> {
+  const context = (engine as unknown as { context: LlamaContext }).context;
+  const { calls, recording } = probe(context);
+  // Through the scheduler, as the worker generates: slots chosen and claimed, as in a turn.
+  const model = standaloneScheduler(engine);
+  const ask = (i: number, maxTokens: number) =>
+    model.generate({ messages: [{ role: "user", content: `Tell me a long story, number ${i}.` }], maxTokens, seed: i, onText: () => {} });
+  for (let made = 0, i = 0; made < opts.warmupTokens; i++) made += (await ask(i, 512)).completionTokens;
+  const rows: StepCosts[] = [];
+  for (const streams of opts.streams) {
+    const all = { period: [] as number[], decode: [] as number[], sample: [] as number[], between: [] as number[] };
+    let tokens = 0;
+    let wall = 0;
+    for (let round = 0; round < opts.rounds; round++) {
+      calls.length = 0;
+      recording.on = true;
+      const started = performance.now();
+      const replies = await Promise.all(Array.from({ length: streams }, (_, i) => ask(1000 + round * 100 + i, opts.maxTokens)));
+      wall += performance.now() - started;
+      recording.on = false;
+      tokens += replies.reduce((n, r) => n + r.completionTokens, 0);
+      const s = stepsOf(calls);
+      for (const k of Object.keys(all) as (keyof typeof all)[]) all[k].push(...s[k]);
+    }
+    const us = (xs: number[]) => Math.round(median(xs) * 1000);
+    rows.push({
+      streams,
+      steps: all.period.length,
+      tokens,
+      periodUs: us(all.period),
+      decodeUs: us(all.decode),
+      sampleUs: us(all.sample),
+      betweenUs: us(all.between),
+      tokensPerSecond: Math.round(tokens / (wall / 1000)),
+    });
+  }
+  return rows;
+}
