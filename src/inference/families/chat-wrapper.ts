@@ -27,6 +27,9 @@ const MISTRAL_CALLS = {
 } as const;
 
 const special = (text: string) => LlamaText(new SpecialTokensText(text));
+/** Results rendered back one after another, in the calls' order, with nothing around them. */
+const RESULTS_IN_ORDER = { sectionPrefix: "", betweenResults: "", sectionSuffix: "" } as const;
+const END = LlamaText(new SpecialToken("EOS"));
 
 export function chatWrapperFor(model: LlamaModel): ChatWrapper {
   const chosen = resolveChatWrapper(model) ?? resolveChatWrapper({ type: "chatML" });
@@ -119,8 +122,12 @@ function deepSeekV3Wrapper(template: string, model: LlamaModel, thinking = true)
     call: { optionalPrefixSpace: true, prefix: special(t.callBegin), paramsPrefix: special(t.sep), suffix: special(t.callEnd) },
     result: { prefix: special(t.outputBegin), suffix: special(t.outputEnd) },
     parallelism: {
-      call: { sectionPrefix: special(t.callsBegin), betweenCalls: "", sectionSuffix: special(t.callsEnd + "<｜end▁of▁sentence｜>") },
-      result: { sectionPrefix: "", betweenResults: "", sectionSuffix: "" },
+      call: {
+        sectionPrefix: special(t.callsBegin),
+        betweenCalls: "",
+        sectionSuffix: LlamaText(new SpecialTokensText(t.callsEnd), new SpecialToken("EOS")),
+      },
+      result: RESULTS_IN_ORDER,
     },
   });
 }
@@ -161,8 +168,8 @@ function mistralWrapper(template: string, model: LlamaModel): ChatWrapper {
     call: { optionalPrefixSpace: true, prefix: special("[TOOL_CALLS]"), paramsPrefix: special("[ARGS]"), suffix: "" },
     result: { prefix: special("[TOOL_RESULTS]"), suffix: special("[/TOOL_RESULTS]") },
     parallelism: {
-      call: { sectionPrefix: "", betweenCalls: "", sectionSuffix: LlamaText(new SpecialToken("EOS")) },
-      result: { sectionPrefix: "", betweenResults: "", sectionSuffix: "" },
+      call: { sectionPrefix: "", betweenCalls: "", sectionSuffix: END },
+      result: RESULTS_IN_ORDER,
     },
   });
 }
@@ -178,8 +185,8 @@ function deepSeekInParallel(wrapper: DeepSeekChatWrapper): ChatWrapper {
   return withFunctions(wrapper, {
     ...functions,
     parallelism: {
-      call: { sectionPrefix: "", betweenCalls: "\n", sectionSuffix: LlamaText(new SpecialToken("EOS")) },
-      result: { sectionPrefix: "", betweenResults: "", sectionSuffix: "" },
+      call: { sectionPrefix: "", betweenCalls: "\n", sectionSuffix: END },
+      result: RESULTS_IN_ORDER,
     },
   });
 }

@@ -168,11 +168,11 @@ export const FAMILIES: readonly Family[] = [
     addBos: true,
     wrapper: "DeepSeekChatWrapper",
     thinking: "<think>…</think>",
-    toolCalls: "<｜tool▁calls▁begin｜>…",
+    toolCalls: "<function=name>{…}</function> (node-llama-cpp's, for the distillations)",
   },
   {
     name: "deepseek-v3.1",
-    standsFor: "DeepSeek V3.1, V3.2 (V3's tokenizer stood for by DeepSeek LLM's BPE vocabulary, V3's added tokens in it)",
+    standsFor: "DeepSeek V3.1 (V3's tokenizer stood for by DeepSeek LLM's BPE vocabulary, V3's added tokens in it)",
     vocabulary: { gguf: "models/ggml-vocab-deepseek-llm.gguf" },
     template: "models/templates/deepseek-ai-DeepSeek-V3.1.jinja",
     architecture: "llama",
