@@ -7,7 +7,7 @@
 #
 #   npm run test:postgres            (after npm install; builds dist/ first)
 #   PGVECTOR_TARBALL=path/to/pgvector-x.y.z.tar.gz npm run test:postgres
-#   npm run test:postgres -- test/e2e/chat.test.ts
+#   npm run test:postgres -- dist/test/e2e/chat.test.js   (compiled files)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
