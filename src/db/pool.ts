@@ -10,7 +10,7 @@ pg.types.setTypeParser(20, (v) => Number(v));
 
 /** A pool whose parameterized queries are prepared once per connection (see prepared.ts). */
 export function createPool(connectionString: string, max = 10): Pool {
-  const pool = new pg.Pool({ connectionString, max, idleTimeoutMillis: 30_000, Client: PreparingClient });
+  const pool = new pg.Pool({ connectionString, max, min: max, idleTimeoutMillis: 30_000, Client: PreparingClient });
   // An idle client that loses its connection emits here; without a listener it would crash.
   pool.on("error", () => undefined);
   // So does a checked-out one (pool.connect(): a transaction), and pg-pool listens only while it
@@ -18,6 +18,12 @@ export function createPool(connectionString: string, max = 10): Pool {
   // with the error, which is how callers learn of it (db/errors.ts, isConnectionError).
   pool.on("connect", (client) => client.on("error", () => undefined));
   return pool;
+}
+
+/** Opens all of `pool`'s connections at once, so the first burst of requests waits for none. */
+export async function openAll(pool: Pool): Promise<void> {
+  const clients = await Promise.all(Array.from({ length: pool.options.max }, () => pool.connect()));
+  for (const c of clients) c.release();
 }
 
 /** Runs `fn` in a transaction. Keep it short: the embedded server serializes transactions. */
