@@ -6,7 +6,7 @@
 // What each patch does and what would retire it: docs/developing.md, "Library internals".
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const say = (text) => console.log(`patch-node-llama-cpp: ${text}`);
@@ -44,26 +44,32 @@ export function applyHunks(source, hunks) {
   return out;
 }
 
-const patches = join(root, "patches");
-for (const name of existsSync(patches) ? readdirSync(patches) : []) {
-  const m = /^(.+)\+(\d+\.\d+\.\d+)\.patch$/.exec(name);
-  if (!m) continue;
-  const [, pkg, version] = m;
-  const pkgDir = join(root, "node_modules", pkg);
-  if (!existsSync(join(pkgDir, "package.json"))) continue;
-  const installed = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")).version;
-  if (installed !== version) {
-    console.warn(`patch-node-llama-cpp: ${name} is for ${pkg} ${version}, and ${installed} is installed: left unpatched`);
-    continue;
-  }
-  for (const [file, hunks] of parsePatch(readFileSync(join(patches, name), "utf8"))) {
-    const path = join(pkgDir, file);
-    const source = readFileSync(path, "utf8");
-    const patched = applyHunks(source, hunks);
-    if (patched === undefined) console.warn(`patch-node-llama-cpp: ${pkg}/${file} is not the file ${name} knows: left unpatched`);
-    else if (patched !== source) {
-      writeFileSync(path, patched);
-      say(`${pkg}/${file} patched (${name})`);
+/** Applies every patch in patches/ to the installed package it names. */
+function main() {
+  const patches = join(root, "patches");
+  for (const name of existsSync(patches) ? readdirSync(patches) : []) {
+    const m = /^(.+)\+(\d+\.\d+\.\d+)\.patch$/.exec(name);
+    if (!m) continue;
+    const [, pkg, version] = m;
+    const pkgDir = join(root, "node_modules", pkg);
+    if (!existsSync(join(pkgDir, "package.json"))) continue;
+    const installed = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")).version;
+    if (installed !== version) {
+      console.warn(`patch-node-llama-cpp: ${name} is for ${pkg} ${version}, and ${installed} is installed: left unpatched`);
+      continue;
+    }
+    for (const [file, hunks] of parsePatch(readFileSync(join(patches, name), "utf8"))) {
+      const path = join(pkgDir, file);
+      const source = readFileSync(path, "utf8");
+      const patched = applyHunks(source, hunks);
+      if (patched === undefined) console.warn(`patch-node-llama-cpp: ${pkg}/${file} is not the file ${name} knows: left unpatched`);
+      else if (patched !== source) {
+        writeFileSync(path, patched);
+        say(`${pkg}/${file} patched (${name})`);
+      }
     }
   }
 }
+
+// Imported (test/inference/library-patch.test.ts), it applies nothing.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) main();

@@ -9,7 +9,7 @@ import { unusedGpuBuild } from "./gpu-builds.js";
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
   config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> &
-    Partial<Pick<Config, "parallel" | "promptCacheMb">> &
+    Partial<Pick<Config, "parallel" | "promptCacheMb" | "sampleInOneCall">> &
     Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined },
   log: Logger,
 ): Promise<LlamaEngine> {
@@ -48,6 +48,7 @@ export async function createLlamaEngine(
     batchSize: config.batchSize,
     parallel: slots.parallel,
     promptCacheBytes: (config.promptCacheMb ?? 0) * 2 ** 20,
+    sampleInOneCall: config.sampleInOneCall ?? true,
   });
   log.info(
     {
@@ -55,6 +56,8 @@ export async function createLlamaEngine(
       // Which engine: built here by npm install (scripts/build-engine.mjs) or node-llama-cpp's prebuilt, and its GPU.
       engine: llama.buildType,
       gpu: llama.gpu,
+      // A batch's sequences sampled in one native call (--sample-in-one-call): an engine built here.
+      samplesInOneCall: engine.oneCallSampling !== undefined,
       threads: config.threads,
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),

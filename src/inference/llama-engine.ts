@@ -50,6 +50,8 @@ import {
   llamaInternalsProblems,
   onBatch,
   patchState,
+  sampleInOneCall,
+  type OneCallSampling,
   queuedSequences,
   watchDecoding,
 } from "./llama-internals.js";
@@ -68,6 +70,8 @@ export interface LlamaEngineOptions {
   parallel?: number | undefined;
   /** The most bytes of slot state kept on disk for prompts that come back (inference/prompt-cache.ts); 0 or unset: none. */
   promptCacheBytes?: number | undefined;
+  /** A batch's sequences sampled in one native call where the addon can (inference/llama-internals.ts); default false. */
+  sampleInOneCall?: boolean | undefined;
   /** Where the kept states' folder is made (the system's temporary folder unless given). */
   promptCacheParent?: string | undefined;
   /**
@@ -190,6 +194,8 @@ export class LlamaEngine implements InferenceEngine {
   readonly promptCache: PromptCacheStats = { saved: 0, loaded: 0, failed: 0 };
   /** What reading and loading cost here: when a kept prompt is loaded rather than read. */
   readonly stateCosts = new StateCosts();
+  /** A batch's sequences sampled in one native call (an engine built here; inference/llama-internals.ts): its counts; undefined where not. */
+  oneCallSampling: OneCallSampling | undefined;
 
   private constructor(
     private readonly options: LlamaEngineOptions,
@@ -239,12 +245,16 @@ export class LlamaEngine implements InferenceEngine {
     });
     made.context = context;
     // Told by the patched decode loop as it builds each batch.
-    onBatch(context, (n) => gather.decoding(n));
+    let batchSize = 0;
+    onBatch(context, (n) => {
+      batchSize = n;
+      gather.decoding(n);
+    });
     made.engine = new LlamaEngine(options, context, gather);
+    if (options.sampleInOneCall) made.engine.oneCallSampling = sampleInOneCall(context, () => batchSize);
     return made.engine;
   }
 
-  /** How whole the decoded batches were: how many, and how many held every generating sequence. */
   /** What is missing of node-llama-cpp's internals this engine relies on (inference/llama-internals.ts); empty when all is there. */
   internalsProblems(): Promise<string[]> {
     return llamaInternalsProblems(this.context);

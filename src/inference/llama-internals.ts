@@ -1,7 +1,8 @@
 // Every use Psyche makes of node-llama-cpp's internals, in one place, with a check at start-up
 // that they are still there (docs/developing.md, "Library internals", lists each with why and
-// what would retire it). node-llama-cpp is pinned in package.json, and its decode loop is patched
-// by npm install from patches/node-llama-cpp+3.22.1.patch (scripts/patch-node-llama-cpp.mjs).
+// what would retire it). node-llama-cpp is pinned in package.json, and its decode loop (and its
+// addon's source, for an engine built here) is patched by npm install from
+// patches/node-llama-cpp+3.22.1.patch (scripts/patch-node-llama-cpp.mjs).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -56,6 +57,81 @@ export const batchUnderWay = (context: LlamaContext): boolean => internals(conte
 /** Has the patched decode loop tell `listener` how many sequences each batch holds. */
 export function onBatch(context: LlamaContext, listener: (sequences: number) => void): void {
   internals(context)._psycheOnBatch = listener;
+}
+
+type SampleToken = (batchLogitIndex: number, sampler: unknown, ...rest: unknown[]) => Promise<unknown>;
+type SampleTokens = (batchLogitIndexes: Int32Array, samplers: unknown[]) => Promise<(number | string)[]>;
+interface NativeSampling {
+  sampleToken: SampleToken;
+  /** The patch's (llama/addon/AddonContext.cpp): several sequences sampled in one call; only in an engine built here. */
+  sampleTokens?: SampleTokens;
+}
+
+/** Native calls that sampled several sequences, and the sequences they sampled. */
+export interface OneCallSampling {
+  calls: number;
+  sequences: number;
+}
+
+/**
+ * A batch's sequences sampled in one native call instead of one each, where the engine was
+ * built here with the patch (scripts/build-engine.mjs): counts of the calls it made; undefined
+ * where it cannot be (the prebuilt binary), and sampling stays as it was. After a decode, node-llama-cpp's loop asks for each
+ * sequence's token at once (each in its own promise), and every `sampleToken` is a hop to
+ * libuv's pool and back: on short steps, a fifth of a step at 4 sequences (docs/benchmarks.md).
+ * The asks go together once there are as many as the batch decoded holds (`batchSize`, told by
+ * the patched loop), or at the event loop's next turn where fewer come (a sequence still reading
+ * its prompt samples nothing); a batch of one samples at once, as it did.
+ * Calls that ask for more than the token (probabilities, confidence) go as they did too.
+ */
+export function sampleInOneCall(context: LlamaContext, batchSize: () => number): OneCallSampling | undefined {
+  const native = (context as unknown as { _ctx?: NativeSampling })._ctx;
+  if (typeof native?.sampleToken !== "function" || typeof native.sampleTokens !== "function") return undefined;
+  const counts: OneCallSampling = { calls: 0, sequences: 0 };
+  const one = native.sampleToken.bind(native);
+  const many = native.sampleTokens.bind(native);
+  type Ask = { index: number; sampler: unknown; resolve: (token: number) => void; reject: (err: Error) => void };
+  let asks: Ask[] = [];
+  let waiting: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (waiting) clearImmediate(waiting);
+    waiting = undefined;
+    const batch = asks;
+    asks = [];
+    if (!batch.length) return;
+    if (batch.length === 1) {
+      const [ask] = batch as [Ask];
+      return void one(ask.index, ask.sampler).then((token) => ask.resolve(token as number), ask.reject);
+    }
+    counts.calls++;
+    counts.sequences += batch.length;
+    many(
+      Int32Array.from(batch, (a) => a.index),
+      batch.map((a) => a.sampler),
+    ).then(
+      (results) =>
+        batch.forEach((ask, i) => {
+          const r = results[i];
+          if (typeof r === "number") ask.resolve(r);
+          else ask.reject(new Error(r ?? "sampleTokens returned no result for a sequence"));
+        }),
+      (err: unknown) => batch.forEach((ask) => ask.reject(err instanceof Error ? err : new Error(String(err)))),
+    );
+  };
+  // The addon's methods are read-only on its prototype: defined again on the object itself.
+  Object.defineProperty(native, "sampleToken", {
+    configurable: true,
+    writable: true,
+    value: (index: number, sampler: unknown, ...rest: unknown[]) => {
+      if (rest.length > 0 || (asks.length === 0 && batchSize() <= 1)) return one(index, sampler, ...rest);
+      return new Promise<number>((resolve, reject) => {
+        asks.push({ index, sampler, resolve, reject });
+        if (asks.length >= batchSize()) flush();
+        else waiting ??= setImmediate(flush);
+      });
+    },
+  });
+  return counts;
 }
 
 /**

@@ -14,7 +14,16 @@ import { serverDir } from "../helpers/testdir.js";
 
 const dataDir = serverDir(t);
 const engine = await createLlamaEngine(
-  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4, promptCacheMb: 64 },
+  {
+    model: ensureTinyModel(dataDir),
+    dataDir,
+    gpu: "false",
+    threads: 2,
+    contextSize: 1024,
+    parallel: 4,
+    promptCacheMb: 64,
+    sampleInOneCall: true,
+  },
   createLogger("silent"),
 );
 t.teardown(() => engine.dispose());
@@ -41,6 +50,7 @@ t.test("four chats at once say what each says alone", async (t) => {
   // Decoded together: their pieces of text come interleaved, not one reply after another.
   const order: number[] = [];
   const before = { ...engine.batching };
+  const sampledBefore = { ...engine.oneCallSampling };
   const together = await Promise.all(questions.map((q, i) => modelOf(engine).generate({ ...q, onText: () => order.push(i) })));
   // Each step of the model takes every chat's next token (inference/gather-batch.ts), in the
   // order of their sequences, which llama.cpp needs to decode them in one pass.
@@ -52,6 +62,11 @@ t.test("four chats at once say what each says alone", async (t) => {
     together.map((r) => r.text),
     alone,
   );
+  // An engine built here samples a batch's chats in one native call, each with its own
+  // sampler: a sampler given another chat's logits would change what that chat says, above.
+  if (engine.oneCallSampling)
+    t.ok(engine.oneCallSampling.sequences - (sampledBefore.sequences ?? 0) >= 4, "their samples went in calls of several");
+  else t.comment("node-llama-cpp's prebuilt binary: one native call per sample");
   const firstOfLast = order.indexOf(3);
   t.ok(firstOfLast !== -1 && firstOfLast < order.lastIndexOf(0), "the last chat spoke before the first had finished");
   t.ok(together.every((r) => r.completionTokens > 0));
@@ -237,7 +252,16 @@ t.test("a kept prompt a few tokens ahead of the slot is loaded where loads are m
 
 t.test("a prompt read with nothing else generating is measured; one read beside others is not", async (t) => {
   const engine = await createLlamaEngine(
-    { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4, promptCacheMb: 64 },
+    {
+      model: ensureTinyModel(dataDir),
+      dataDir,
+      gpu: "false",
+      threads: 2,
+      contextSize: 1024,
+      parallel: 4,
+      promptCacheMb: 64,
+      sampleInOneCall: true,
+    },
     createLogger("silent"),
   );
   t.teardown(() => engine.dispose());
