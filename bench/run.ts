@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { loadConfig } from "../src/config.js";
 import { createLlamaEngine } from "../src/inference/create-engine.js";
-import { BENCH_SHAPE, writeRandomModel } from "../src/inference/random-model.js";
+import { BENCH_SHAPE, TINY_SHAPE, writeRandomModel } from "../src/inference/random-model.js";
 import { ensureTinyModel } from "../src/inference/load-model.js";
 import { createLogger } from "../src/log.js";
 import { packageRoot } from "../src/paths.js";
@@ -37,7 +37,8 @@ const runs = Number(process.env.BENCH_RUNS ?? 15);
 const maxTokens = Number(process.env.BENCH_TOKENS ?? 64);
 const ttftRuns = Number(process.env.BENCH_TTFT_RUNS ?? 150);
 
-// BENCH_ONLY=stream, serving, burst (serving's short-chat bursts alone), memory, wake, mcp, hooks, retrieval or steps runs
+// BENCH_ONLY=stream, serving, serving-tiny (the tiny model beside llama-server), burst (serving's short-chat bursts
+// alone), memory, wake, mcp, hooks, retrieval or steps runs
 // one part, keeping the others' last results; PSYCHE_BENCH_POSTGRES=<url of a PostgreSQL with pgvector whose user may
 // create databases> measures the burst on it too;
 // BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
@@ -78,7 +79,8 @@ const streamFlags = {
 };
 
 let measured = previous.measured ?? [];
-const part = (name: "stream" | "serving" | "burst" | "memory" | "wake" | "mcp" | "hooks" | "retrieval" | "steps") => !only || only === name;
+const part = (name: "stream" | "serving" | "serving-tiny" | "burst" | "memory" | "wake" | "mcp" | "hooks" | "retrieval" | "steps") =>
+  !only || only === name;
 /** The GPU's name as the driver gives it, and the cores beside it. */
 const gpuDevice = (backend: string) => {
   const name = spawnSync("nvidia-smi", ["--query-gpu=name", "--format=csv,noheader"], { encoding: "utf8" }).stdout?.trim();
@@ -128,6 +130,31 @@ const servingOptions: VsLlamaServerOptions = {
   postgresUrl: process.env.PSYCHE_BENCH_POSTGRES || undefined,
   say: (line) => process.stderr.write(`${line}\n`),
 };
+// The tiny model beside llama-server on this machine (issue "Short steps at the engine's speed"):
+// its steps are short, as a GPU's are, so what Psyche does around a step shows. The tiny model's
+// shape with a 32k context, so an agent session of some 15k tokens fits, and it never ends a
+// reply by itself.
+let servingTiny: VsLlamaServerResult | undefined = previous.servingTiny;
+if (part("serving-tiny") && !gpu) {
+  const tinyBench = join(root, ".psyche", "models", "psyche-tiny-bench.gguf");
+  if (!existsSync(tinyBench))
+    writeRandomModel(tinyBench, { ...TINY_SHAPE, name: "psyche-tiny-bench", contextLength: 32768, endOfTurnBias: -30 });
+  servingTiny = await benchVsLlamaServer({
+    ...servingOptions,
+    benchModel: tinyBench,
+    modelName: "the tiny model (psyche-tiny-bench: the tiny model's shape with a 32k context)",
+    dataDir: join(dataDir, "serving-tiny"),
+    parallel: 16,
+    concurrency: [1, 4, 16],
+    runs: Number(process.env.BENCH_SERVING_RUNS ?? 9),
+    maxTokens: 512,
+    warmup: { runs: 8, maxTokens: 512 },
+    // Its vocabulary is mostly single characters: some 6 tokens a word.
+    sessionWords: Number(process.env.BENCH_TINY_SESSION_WORDS ?? 2_500),
+    bursts: false,
+    targets: { oneStream: 0.9, atOnce: 0.8, lastFirstToken: 2, atOnceCounts: [4, 16] },
+  });
+}
 let servingGpu: VsLlamaServerResult | undefined = previous.servingGpu;
 if (part("serving") && gpu) {
   // As many slots as Psyche takes on a GPU when unset (inference/choose-parallel.ts caps it there),
@@ -149,18 +176,20 @@ else if (only === "burst" && serving && !("skipped" in serving)) {
 
 // Where a decode step's time goes (bench/step-costs.ts): the tiny model, the engine alone, one
 // stream and several at once after 4,096 tokens of warm-up, with one thread and with every core.
-let steps: { date: string; rows: (StepCosts & { threads: number })[] } | undefined = previous.steps;
+let steps: { date: string; threadpool?: number; rows: (StepCosts & { threads: number })[] } | undefined = previous.steps;
 if (part("steps")) {
   const rows: (StepCosts & { threads: number })[] = [];
   for (const threads of [...new Set([1, cores])]) {
-    const config = loadConfig({ ...streamFlags, model: ensureTinyModel(dataDir), threads, parallel: 16 }, {});
+    const config = loadConfig({ ...streamFlags, model: ensureTinyModel(dataDir), threads, parallel: 16, sampleInOneCall: true }, {});
     process.stderr.write(`steps: the tiny model, ${threads} thread(s), 1, 4 and 16 streams of 512 tokens\n`);
     const engine = await createLlamaEngine(config, log);
-    for (const row of await benchStepCosts(engine, { streams: [1, 4, 16], maxTokens: 512, warmupTokens: 4096, rounds: 2 }))
+    for (const row of await benchStepCosts(engine, { streams: [1, 4, 16], maxTokens: 512, warmupTokens: 4096, rounds: 4 }))
       rows.push({ ...row, threads });
     await engine.dispose();
   }
-  steps = { date: new Date().toISOString(), rows };
+  // libuv's pool, which every native call hops to: the server runs one thread (bin/psyche.cjs);
+  // UV_THREADPOOL_SIZE=1 npm run bench measures as it runs.
+  steps = { date: new Date().toISOString(), threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4), rows };
 }
 
 let wake = previous.wake;
@@ -259,6 +288,7 @@ const results = {
   measured,
   measuredGpu,
   serving,
+  servingTiny,
   servingGpu,
   memory,
   wake,
@@ -430,12 +460,13 @@ const stepsTable: string[] = [];
 if (steps) {
   stepsTable.push(
     "",
-    `Where a decode step's time goes, measured ${steps.date.slice(0, 10)} (\`BENCH_ONLY=steps\`, \`bench/step-costs.ts\`): the tiny model, Psyche's engine alone through its scheduler (no server), streams of 512 tokens after 4,096 tokens of warm-up, 2 rounds; medians per step in microseconds. The decode and each sample are the context's native calls as awaited (their hop to libuv's pool and back included); "between" is the main thread's JavaScript from a step's last sample to the next decode.`,
+    `Where a decode step's time goes, measured ${steps.date.slice(0, 10)} (\`BENCH_ONLY=steps\`, \`bench/step-costs.ts\`): the tiny model, Psyche's engine alone through its scheduler (no server), streams of 512 tokens after 4,096 tokens of warm-up, 4 rounds (each way in turn, where both are measured); medians per step in microseconds. The decode and each sample are the context's native calls as awaited (their hop to libuv's pool and back included); "between" is the main thread's JavaScript from a step's last sample to the next decode. libuv's pool: ${steps.threadpool ?? 4} thread(s)${steps.threadpool === 1 ? ", as the server runs" : ""}. Samples: a batch's sequences sampled in one native call (\`sampleTokens\`, the patched addon of an engine built by \`npm install\`) or one call each (node-llama-cpp's own), both measured on the same engine where it was built here.`,
     "",
-    "| threads | streams | step (µs) | decode | sampling | between | tokens/s, all streams |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
+    "| threads | streams | samples | step (µs) | decode | sampling | between | tokens/s, all streams |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ...steps.rows.map(
-      (r) => `| ${r.threads} | ${r.streams} | ${r.periodUs} | ${r.decodeUs} | ${r.sampleUs} | ${r.betweenUs} | ${r.tokensPerSecond} |`,
+      (r) =>
+        `| ${r.threads} | ${r.streams} | ${r.sampling ?? "one each"} | ${r.periodUs} | ${r.decodeUs} | ${r.sampleUs} | ${r.betweenUs} | ${r.tokensPerSecond} |`,
     ),
   );
 }
@@ -446,6 +477,7 @@ const table = [
   "| --- | --- | --- | --- | --- | --- | --- | --- |",
   ...rows,
   ...(serving ? vsLlamaServerTable(serving) : []),
+  ...(servingTiny ? vsLlamaServerTable(servingTiny) : []),
   ...memoryTable,
   ...wakeTable,
   ...stepsTable,

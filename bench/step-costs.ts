@@ -14,6 +14,8 @@ import { standaloneScheduler } from "../src/inference/scheduler.js";
 export interface StepCosts {
   /** Chats generating at once. */
   streams: number;
+  /** How a batch's sequences were sampled: one native call for all (an engine built here), or one each. */
+  sampling?: "one call" | "one each";
   /** Steps measured (batches decoded), and tokens made. */
   steps: number;
   tokens: number;
@@ -37,16 +39,22 @@ interface Call {
 
 type Native = Record<string, (...args: unknown[]) => unknown>;
 
-/** Wraps the context's native decode and sample calls; the calls recorded while `recording` holds. */
-function probe(context: LlamaContext): { calls: Call[]; recording: { on: boolean } } {
+/**
+ * Wraps the context's native decode and sample calls; the calls recorded while `recording` holds.
+ * With `recording.oneEach`, samples skip the engine's one-call sampling (src/inference/llama-internals.ts)
+ * for the addon's own one-sample call, so one engine is measured both ways.
+ */
+function probe(context: LlamaContext): { calls: Call[]; recording: { on: boolean; oneEach: boolean } } {
   const native = (context as unknown as { _ctx: Native })._ctx;
   const calls: Call[] = [];
-  const recording = { on: false };
+  const recording = { on: false, oneEach: false };
+  const ownSample = (Object.getPrototypeOf(native) as Native).sampleToken!.bind(native);
   for (const [name, kind] of [
     ["decodeBatch", "decode"],
     ["sampleToken", "sample"],
   ] as const) {
-    const original = native[name]!.bind(native);
+    const current = native[name]!.bind(native);
+    const original = (...args: unknown[]) => (kind === "sample" && recording.oneEach ? ownSample : current)(...args);
     // The addon's methods are read-only on its prototype: defined again on the object itself.
     Object.defineProperty(native, name, {
       configurable: true,
@@ -101,32 +109,41 @@ export async function benchStepCosts(
     model.generate({ messages: [{ role: "user", content: `Tell me a long story, number ${i}.` }], maxTokens, seed: i, onText: () => {} });
   for (let made = 0, i = 0; made < opts.warmupTokens; i++) made += (await ask(i, 512)).completionTokens;
   const rows: StepCosts[] = [];
+  const ways = engine.oneCallSampling ? (["one call", "one each"] as const) : (["one each"] as const);
+  // Both ways in turn, round by round, so that a noisy moment of the machine hits both; the same
+  // seeds each way, so both make the same replies.
+  type Acc = { period: number[]; decode: number[]; sample: number[]; between: number[]; tokens: number; wall: number };
   for (const streams of opts.streams) {
-    const all = { period: [] as number[], decode: [] as number[], sample: [] as number[], between: [] as number[] };
-    let tokens = 0;
-    let wall = 0;
-    for (let round = 0; round < opts.rounds; round++) {
-      calls.length = 0;
-      recording.on = true;
-      const started = performance.now();
-      const replies = await Promise.all(Array.from({ length: streams }, (_, i) => ask(1000 + round * 100 + i, opts.maxTokens)));
-      wall += performance.now() - started;
-      recording.on = false;
-      tokens += replies.reduce((n, r) => n + r.completionTokens, 0);
-      const s = stepsOf(calls);
-      for (const k of Object.keys(all) as (keyof typeof all)[]) all[k].push(...s[k]);
-    }
+    const acc = new Map<StepCosts["sampling"], Acc>(
+      ways.map((w) => [w, { period: [], decode: [], sample: [], between: [], tokens: 0, wall: 0 }]),
+    );
+    for (let round = 0; round < opts.rounds; round++)
+      for (const sampling of round % 2 ? [...ways].reverse() : ways) {
+        const a = acc.get(sampling)!;
+        calls.length = 0;
+        recording.oneEach = sampling === "one each";
+        recording.on = true;
+        const started = performance.now();
+        const replies = await Promise.all(Array.from({ length: streams }, (_, i) => ask(1000 + round * 100 + i, opts.maxTokens)));
+        a.wall += performance.now() - started;
+        recording.on = false;
+        a.tokens += replies.reduce((n, r) => n + r.completionTokens, 0);
+        const s = stepsOf(calls);
+        for (const k of ["period", "decode", "sample", "between"] as const) a[k].push(...s[k]);
+      }
     const us = (xs: number[]) => Math.round(median(xs) * 1000);
-    rows.push({
-      streams,
-      steps: all.period.length,
-      tokens,
-      periodUs: us(all.period),
-      decodeUs: us(all.decode),
-      sampleUs: us(all.sample),
-      betweenUs: us(all.between),
-      tokensPerSecond: Math.round(tokens / (wall / 1000)),
-    });
+    for (const [sampling, a] of acc)
+      rows.push({
+        streams,
+        sampling,
+        steps: a.period.length,
+        tokens: a.tokens,
+        periodUs: us(a.period),
+        decodeUs: us(a.decode),
+        sampleUs: us(a.sample),
+        betweenUs: us(a.between),
+        tokensPerSecond: Math.round(a.tokens / (a.wall / 1000)),
+      });
   }
   return rows;
 }

@@ -36,6 +36,14 @@ export interface VsLlamaServerOptions {
   postgresUrl?: string | undefined;
   /** Only the bursts (BENCH_ONLY=burst), keeping the other measures' last results. */
   burstOnly?: boolean;
+  /** The one-stream warm-up, each server; WARMUP unless given. */
+  warmup?: { runs: number; maxTokens: number };
+  /** Whether the short-chat bursts are measured too (default true). */
+  bursts?: boolean;
+  /** The model's name for the table, where it is not the bench model. */
+  modelName?: string;
+  /** The targets the table checks; TARGETS unless given. */
+  targets?: Targets;
   say: (line: string) => void;
 }
 
@@ -43,6 +51,15 @@ type Burst = { n: number; wallMs: number; medianMs: number };
 
 /** The one-stream warm-up: 2,048 tokens from each server, a few seconds on a GPU, about a minute on two cores. */
 const WARMUP = { runs: 8, maxTokens: 256 };
+
+/** What the table checks: one stream's decode and chats at once against llama-server's, the last first token's ratio, at these counts. */
+export interface Targets {
+  oneStream: number;
+  atOnce: number;
+  lastFirstToken: number;
+  atOnceCounts: number[];
+}
+const TARGETS: Targets = { oneStream: 0.95, atOnce: 0.9, lastFirstToken: 1.5, atOnceCounts: [4] };
 
 type Quartiles = { q1: number; median: number; q3: number };
 
@@ -73,7 +90,11 @@ export type VsLlamaServerResult =
       };
       concurrent: Side<ConcurrentResult>[];
       session: Side<SessionResult>;
-      burst: Side<Burst>;
+      /** Absent where the run measured no bursts (the tiny model's own comparison). */
+      burst?: Side<Burst>;
+      /** The model, where not the bench model; the targets, where not TARGETS. */
+      modelName?: string;
+      targets?: Targets;
       /** The same burst with Psyche on real PostgreSQL, where one was given. */
       burstPostgres?: Side<Burst> | undefined;
     };
@@ -235,7 +256,8 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
     return r;
   };
   try {
-    o.say("vs llama-server: the bench model, bare");
+    const model = o.modelName ?? "the bench model";
+    o.say(`vs llama-server: ${model}, bare`);
     const bare = {
       llama: await start(llamaServer(o, build.path, o.benchModel, sessionContext)),
       psyche: await start(psyche(o, o.benchModel, "vs-bare", sessionContext, true)),
@@ -243,7 +265,8 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
     // Both warmed the same way, and the warm-up reported on its own: a fresh Psyche runs below
     // its steady speed for its first ~2,000 tokens while V8 compiles node-llama-cpp's decode
     // loop (docs/benchmarks.md), which on a GPU's short steps would fill the measured runs.
-    const fresh = await pairedStreams(bare.llama.url, bare.psyche.url, WARMUP.runs, WARMUP.maxTokens);
+    const warmup = o.warmup ?? WARMUP;
+    const fresh = await pairedStreams(bare.llama.url, bare.psyche.url, warmup.runs, warmup.maxTokens);
     const pairs = await pairedStreams(bare.llama.url, bare.psyche.url, o.runs, o.maxTokens);
     const one = {
       llama: pairs.a,
@@ -251,13 +274,13 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       runs: o.runs,
       maxTokens: o.maxTokens,
       paired: { ttftDiffMs: pairs.ttftDiffMs, decodeRatio: pairs.decodeRatio },
-      fresh: { llama: fresh.a, psyche: fresh.b, ...WARMUP, decodeRatio: fresh.decodeRatio },
+      fresh: { llama: fresh.a, psyche: fresh.b, ...warmup, decodeRatio: fresh.decodeRatio },
     };
     const conc: Side<ConcurrentResult>[] = [];
     for (const k of o.concurrency ?? [1, 2, 4, 8]) conc.push(await both(bare, (url) => concurrent(url, k, o.maxTokens, 100 * k)));
     for (const s of [bare.llama, bare.psyche]) await s.stop();
 
-    o.say("vs llama-server: the bench model, Psyche as shipped");
+    o.say(`vs llama-server: ${model}, Psyche as shipped`);
     const shipped = {
       llama: await start(llamaServer(o, build.path, o.benchModel, sessionContext)),
       psyche: await start(psyche(o, o.benchModel, "vs-shipped", sessionContext, false)),
@@ -266,7 +289,7 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
     const session = await both(shipped, (url) => agentSession(url, o.sessionWords + 17, o.parallel));
     for (const s of [shipped.llama, shipped.psyche]) await s.stop();
 
-    const { burst: burstResult, burstPostgres } = await bursts(o, build.path, start);
+    const { burst: burstResult, burstPostgres } = o.bursts === false ? {} : await bursts(o, build.path, start);
     return {
       date: new Date().toISOString(),
       commit: build.commit,
@@ -278,8 +301,9 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       oneStream: one,
       concurrent: conc,
       session,
-      burst: burstResult,
-      burstPostgres,
+      ...(burstResult ? { burst: burstResult, burstPostgres } : {}),
+      ...(o.modelName ? { modelName: o.modelName } : {}),
+      ...(o.targets ? { targets: o.targets } : {}),
     };
   } finally {
     for (const s of started) await s.stop();
@@ -298,8 +322,9 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
   // Pair by pair where measured so (the ratio's and difference's medians), else the medians' ratio and difference.
   const decodeRatio = one.paired?.decodeRatio.median ?? one.psyche.decodeTps / one.llama.decodeTps;
   const ttftDiff = one.paired?.ttftDiffMs.median ?? one.psyche.ttftMs - one.llama.ttftMs;
+  const targets = r.targets ?? TARGETS;
   const rows: string[] = [
-    `| one stream: decode tokens/s | ${f1(one.llama.decodeTps)} | ${f1(one.psyche.decodeTps)} | ${pct(decodeRatio)}${one.paired ? ` (pairs' IQR ${pct(one.paired.decodeRatio.q1)} to ${pct(one.paired.decodeRatio.q3)})` : ""} | >= 95% | ${pass(decodeRatio >= 0.95)} |`,
+    `| one stream: decode tokens/s | ${f1(one.llama.decodeTps)} | ${f1(one.psyche.decodeTps)} | ${pct(decodeRatio)}${one.paired ? ` (pairs' IQR ${pct(one.paired.decodeRatio.q1)} to ${pct(one.paired.decodeRatio.q3)})` : ""} | >= ${pct(targets.oneStream)} | ${pass(decodeRatio >= targets.oneStream)} |`,
     `| one stream: time to first token (ms) | ${f0(one.llama.ttftMs)} | ${f0(one.psyche.ttftMs)} | ${signed(ttftDiff)} ms${one.paired ? ` (pairs' IQR ${signed(one.paired.ttftDiffMs.q1)} to ${signed(one.paired.ttftDiffMs.q3)})` : ""} | <= +15 ms | ${pass(ttftDiff <= 15)} |`,
   ];
   if (one.fresh)
@@ -307,10 +332,10 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
       `| one stream, a fresh server: decode over its first ${one.fresh.runs * one.fresh.maxTokens} tokens (the warm-up) | ${f1(one.fresh.llama.decodeTps)} | ${f1(one.fresh.psyche.decodeTps)} | ${pct(one.fresh.decodeRatio.median)} (pairs' IQR ${pct(one.fresh.decodeRatio.q1)} to ${pct(one.fresh.decodeRatio.q3)}) |  | - |`,
     );
   for (const c of r.concurrent) {
-    const four = c.llama.k === 4;
+    const checked = targets.atOnceCounts.includes(c.llama.k);
     rows.push(
-      `| ${c.llama.k} at once: aggregate tokens/s | ${f1(c.llama.aggregateTps)} | ${f1(c.psyche.aggregateTps)} | ${pct(c.psyche.aggregateTps / c.llama.aggregateTps)} | ${four ? ">= 90%" : ""} | ${four ? pass(c.psyche.aggregateTps >= 0.9 * c.llama.aggregateTps) : "-"} |`,
-      `| ${c.llama.k} at once: first token, median / last (ms) | ${f0(c.llama.ttftMedianMs)} / ${f0(c.llama.ttftLastMs)} | ${f0(c.psyche.ttftMedianMs)} / ${f0(c.psyche.ttftLastMs)} | ${(c.psyche.ttftLastMs / c.llama.ttftLastMs).toFixed(2)}x (last) | ${four ? "<= 1.5x" : ""} | ${four ? pass(c.psyche.ttftLastMs <= 1.5 * c.llama.ttftLastMs) : "-"} |`,
+      `| ${c.llama.k} at once: aggregate tokens/s | ${f1(c.llama.aggregateTps)} | ${f1(c.psyche.aggregateTps)} | ${pct(c.psyche.aggregateTps / c.llama.aggregateTps)} | ${checked ? `>= ${pct(targets.atOnce)}` : ""} | ${checked ? pass(c.psyche.aggregateTps >= targets.atOnce * c.llama.aggregateTps) : "-"} |`,
+      `| ${c.llama.k} at once: first token, median / last (ms) | ${f0(c.llama.ttftMedianMs)} / ${f0(c.llama.ttftLastMs)} | ${f0(c.psyche.ttftMedianMs)} / ${f0(c.psyche.ttftLastMs)} | ${(c.psyche.ttftLastMs / c.llama.ttftLastMs).toFixed(2)}x (last) | ${checked ? `<= ${targets.lastFirstToken}x` : ""} | ${checked ? pass(c.psyche.ttftLastMs <= targets.lastFirstToken * c.llama.ttftLastMs) : "-"} |`,
     );
   }
   const s = r.session;
@@ -322,21 +347,23 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
     rows.push(
       `| the session's next request, after ${r.parallel} chats at once took every slot: first token (ms) | ${f0(s.llama.afterTakenTtftMs)} | ${f0(s.psyche.afterTakenTtftMs)} | ${pct(s.psyche.afterTakenShareOfCold)} of cold | | - |`,
     );
-  rows.push(
-    `| ${r.burst.llama.n} short chats at once, tiny model: wall / median request (ms) | ${f0(r.burst.llama.wallMs)} / ${f0(r.burst.llama.medianMs)} | ${f0(r.burst.psyche.wallMs)} / ${f0(r.burst.psyche.medianMs)} | ${(r.burst.psyche.wallMs / r.burst.llama.wallMs).toFixed(1)}x | <= 8x (embedded database) | ${pass(r.burst.psyche.wallMs <= 8 * r.burst.llama.wallMs)} |`,
-  );
+  const burst = r.burst;
+  if (burst)
+    rows.push(
+      `| ${burst.llama.n} short chats at once, tiny model: wall / median request (ms) | ${f0(burst.llama.wallMs)} / ${f0(burst.llama.medianMs)} | ${f0(burst.psyche.wallMs)} / ${f0(burst.psyche.medianMs)} | ${(burst.psyche.wallMs / burst.llama.wallMs).toFixed(1)}x | <= 8x (embedded database) | ${pass(burst.psyche.wallMs <= 8 * burst.llama.wallMs)} |`,
+    );
   const pgBurst = r.burstPostgres;
   if (pgBurst)
     rows.push(
       `| ${pgBurst.llama.n} short chats at once, tiny model, Psyche on PostgreSQL: wall / median request (ms) | ${f0(pgBurst.llama.wallMs)} / ${f0(pgBurst.llama.medianMs)} | ${f0(pgBurst.psyche.wallMs)} / ${f0(pgBurst.psyche.medianMs)} | ${(pgBurst.psyche.wallMs / pgBurst.llama.wallMs).toFixed(1)}x | <= 4x (real PostgreSQL) | ${pass(pgBurst.psyche.wallMs <= 4 * pgBurst.llama.wallMs)} |`,
     );
-  else
+  else if (burst)
     rows.push(
       "| short chats at once, Psyche on PostgreSQL | - | - | - | <= 4x (real PostgreSQL) | not measured (set PSYCHE_BENCH_POSTGRES) |",
     );
   return [
     "",
-    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, the bench model unless named, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}${one.fresh ? ` Before them, ${one.fresh.runs} such pairs of ${one.fresh.maxTokens}-token requests warmed both servers, measured as the fresh server's row.` : ""}`,
+    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, ${r.modelName ?? "the bench model unless named"}, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}${one.fresh ? ` Before them, ${one.fresh.runs} such pairs of ${one.fresh.maxTokens}-token requests warmed both servers, measured as the fresh server's row.` : ""}`,
     "",
     "| measure | llama-server | Psyche | Psyche vs llama-server | target | met |",
     "| --- | --- | --- | --- | --- | --- |",
