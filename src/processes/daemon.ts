@@ -9,11 +9,13 @@ import { spawn } from "node:child_process";
 import {
   closeSync,
   existsSync,
+  linkSync,
   mkdirSync,
   openSync,
   readFileSync,
   readSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeFileSync,
@@ -80,8 +82,22 @@ export function readPidFile(
   return { file: parsed.data, alive: processAlive(pid) && (parsed.data.starting === true || isPsycheServer(pid) !== false) };
 }
 
-const writePidFile = (dataDir: string, file: PidFile, exclusive = false) =>
-  writeFileSync(pidPath(dataDir), `${JSON.stringify(file)}\n`, { mode: 0o600, flag: exclusive ? "wx" : "w" });
+/**
+ * Writes the PID file whole or not at all: a reader (`psyche status`, a hook, the server's own
+ * claim) never sees it empty or half written, as it could between a create and its write.
+ * `exclusive` fails with EEXIST where one is there, as a "wx" open would.
+ */
+function writePidFile(dataDir: string, file: PidFile, exclusive = false): void {
+  const path = pidPath(dataDir);
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(file)}\n`, { mode: 0o600 });
+  try {
+    if (exclusive) linkSync(temp, path);
+    else renameSync(temp, path);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
 
 /**
  * The server's own claim, once it listens: its pid and URL in the PID file, unless another live
