@@ -14,6 +14,7 @@ import { benchStreamVsRaw, type StreamBenchResult } from "./stream-vs-raw.js";
 import { benchSearch, benchStore, type SearchResult, type StoreResult } from "./memory.js";
 import { benchWake } from "./wake.js";
 import { benchStepCosts, type StepCosts } from "./step-costs.js";
+import { benchTurnPath, STAGES, type TurnPathResult } from "./turn-path.js";
 import { type BudgetResult, benchBudget } from "./budget.js";
 import { CPU_PARALLEL, MAX_PARALLEL } from "../src/inference/choose-parallel.js";
 import { benchMcp, type McpBenchResult } from "./mcp.js";
@@ -38,7 +39,7 @@ const maxTokens = Number(process.env.BENCH_TOKENS ?? 64);
 const ttftRuns = Number(process.env.BENCH_TTFT_RUNS ?? 150);
 
 // BENCH_ONLY=stream, serving, serving-tiny (the tiny model beside llama-server), burst (serving's short-chat bursts
-// alone), memory, wake, mcp, hooks, retrieval or steps runs
+// alone), turns (a turn's stages before its first token), memory, wake, mcp, hooks, retrieval or steps runs
 // one part, keeping the others' last results; PSYCHE_BENCH_POSTGRES=<url of a PostgreSQL with pgvector whose user may
 // create databases> measures the burst on it too;
 // BENCH_ONLY=table only rewrites the tables from bench/results/latest.json.
@@ -79,8 +80,9 @@ const streamFlags = {
 };
 
 let measured = previous.measured ?? [];
-const part = (name: "stream" | "serving" | "serving-tiny" | "burst" | "memory" | "wake" | "mcp" | "hooks" | "retrieval" | "steps") =>
-  !only || only === name;
+const part = (
+  name: "stream" | "serving" | "serving-tiny" | "turns" | "burst" | "memory" | "wake" | "mcp" | "hooks" | "retrieval" | "steps",
+) => !only || only === name;
 /** The GPU's name as the driver gives it, and the cores beside it. */
 const gpuDevice = (backend: string) => {
   const name = spawnSync("nvidia-smi", ["--query-gpu=name", "--format=csv,noheader"], { encoding: "utf8" }).stdout?.trim();
@@ -192,6 +194,19 @@ if (part("steps")) {
   steps = { date: new Date().toISOString(), threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4), rows };
 }
 
+// A turn's stages before its first token (bench/turn-path.ts): the tiny model, alone and 4 at once.
+let turns: TurnPathResult | undefined = previous.turns;
+if (part("turns"))
+  turns = await benchTurnPath({
+    model: ensureTinyModel(dataDir),
+    dataDir,
+    threads: cores,
+    runs: 30,
+    rounds: 10,
+    atOnce: 4,
+    say: (line) => process.stderr.write(`${line}\n`),
+  });
+
 let wake = previous.wake;
 if (part("wake")) {
   // Dreams on the bench model; the dream scheduler off, so only the benchmark's dreams run.
@@ -297,6 +312,7 @@ const results = {
   retrieval,
   vectorSides,
   steps,
+  turns,
 };
 writeFileSync(join(root, "bench", "results", "latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -470,6 +486,16 @@ if (steps) {
     ),
   );
 }
+const turnsTable: string[] = turns
+  ? [
+      "",
+      `A chat turn's stages before its first token, measured ${turns.date.slice(0, 10)} (\`BENCH_ONLY=turns\`, \`bench/turn-path.ts\`): \`psyche serve\` on the tiny model (bare, the embedded database), 8-token replies read as a client reads them, after a warm-up; each stage from one point to the next, the points being the client's send, the starts of the statements that store the turn, claim it and write its first event, and the client's first token. Medians in microseconds of ${turns.runs} chats alone and of ${turns.rounds} rounds of ${turns.atOnce} at once; the embedded database's clock counts whole milliseconds, so the three middle stages are read to the millisecond.`,
+      "",
+      `| stage | alone (µs) | ${turns.atOnce} at once (µs) |`,
+      "| --- | --- | --- |",
+      ...STAGES.map((s) => `| ${s} | ${turns.alone[s]} | ${turns.together[s]} |`),
+    ]
+  : [];
 const table = [
   `Measured ${results.date.slice(0, 10)} on ${machine}; random-weight models, raw and HTTP alternating, the client in its own thread. Decode rates: medians of ${meta.runs} runs of ${meta.maxTokens} tokens per bench-model row (${3 * meta.runs} for the tiny model). Time to first token: ${meta.ttftRuns} pairs of one-token replies per row; the result is the median of paired differences (each HTTP run minus the raw run just before it), with their interquartile range.`,
   "",
@@ -481,6 +507,7 @@ const table = [
   ...memoryTable,
   ...wakeTable,
   ...stepsTable,
+  ...turnsTable,
   ...mcpTable,
   ...hooksTable,
   ...retrievalTable,
