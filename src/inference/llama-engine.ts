@@ -70,7 +70,7 @@ export interface LlamaEngineOptions {
   parallel?: number | undefined;
   /** The most bytes of slot state kept on disk for prompts that come back (inference/prompt-cache.ts); 0 or unset: none. */
   promptCacheBytes?: number | undefined;
-  /** A batch's sequences sampled in one native call where the addon can (inference/llama-internals.ts); default false. */
+  /** A batch's sequences sampled in one native call where the addon can (inference/llama-internals.ts); unset: not (createLlamaEngine passes --sample-in-one-call, on by default). */
   sampleInOneCall?: boolean | undefined;
   /** Where the kept states' folder is made (the system's temporary folder unless given). */
   promptCacheParent?: string | undefined;

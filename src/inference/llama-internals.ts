@@ -76,13 +76,13 @@ export interface OneCallSampling {
 /**
  * A batch's sequences sampled in one native call instead of one each, where the engine was
  * built here with the patch (scripts/build-engine.mjs): counts of the calls it made; undefined
- * where it cannot be (the prebuilt binary), and sampling stays as it was. After a decode, node-llama-cpp's loop asks for each
- * sequence's token at once (each in its own promise), and every `sampleToken` is a hop to
- * libuv's pool and back: on short steps, a fifth of a step at 4 sequences (docs/benchmarks.md).
- * The asks go together once there are as many as the batch decoded holds (`batchSize`, told by
- * the patched loop), or at the event loop's next turn where fewer come (a sequence still reading
- * its prompt samples nothing); a batch of one samples at once, as it did.
- * Calls that ask for more than the token (probabilities, confidence) go as they did too.
+ * where it cannot be (the prebuilt binary), and sampling stays as it was. After a decode,
+ * node-llama-cpp's loop asks for each sequence's token at once (each in its own promise), and
+ * every `sampleToken` is a hop to libuv's pool and back; on the server's one pool thread they
+ * queue one after another (docs/benchmarks.md). The asks go together once there are as many as
+ * the batch decoded holds (`batchSize`, told by the patched loop), or at the event loop's next
+ * turn where fewer come (a sequence still reading its prompt samples nothing); a batch of one,
+ * and a call that asks for more than the token (probabilities, confidence), go as they did.
  */
 export function sampleInOneCall(context: LlamaContext, batchSize: () => number): OneCallSampling | undefined {
   const native = (context as unknown as { _ctx?: NativeSampling })._ctx;

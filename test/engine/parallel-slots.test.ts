@@ -13,19 +13,17 @@ import type { GenerateRequest, GenerateResult } from "../../src/inference/engine
 import { serverDir } from "../helpers/testdir.js";
 
 const dataDir = serverDir(t);
-const engine = await createLlamaEngine(
-  {
-    model: ensureTinyModel(dataDir),
-    dataDir,
-    gpu: "false",
-    threads: 2,
-    contextSize: 1024,
-    parallel: 4,
-    promptCacheMb: 64,
-    sampleInOneCall: true,
-  },
-  createLogger("silent"),
-);
+// The engine as a server makes it, a batch's samples in one call where the engine was built here.
+const engineConfig = {
+  model: ensureTinyModel(dataDir),
+  dataDir,
+  gpu: "false" as const,
+  threads: 2,
+  contextSize: 1024,
+  parallel: 4,
+  promptCacheMb: 64,
+};
+const engine = await createLlamaEngine(engineConfig, createLogger("silent"));
 t.teardown(() => engine.dispose());
 
 const ask = (content: string, seed: number): GenerateRequest => ({
@@ -251,19 +249,7 @@ t.test("a kept prompt a few tokens ahead of the slot is loaded where loads are m
 });
 
 t.test("a prompt read with nothing else generating is measured; one read beside others is not", async (t) => {
-  const engine = await createLlamaEngine(
-    {
-      model: ensureTinyModel(dataDir),
-      dataDir,
-      gpu: "false",
-      threads: 2,
-      contextSize: 1024,
-      parallel: 4,
-      promptCacheMb: 64,
-      sampleInOneCall: true,
-    },
-    createLogger("silent"),
-  );
+  const engine = await createLlamaEngine(engineConfig, createLogger("silent"));
   t.teardown(() => engine.dispose());
   await Promise.all(questions.map((q) => modelOf(engine).generate(q)));
   t.equal(engine.stateCosts.measured.readMsPerToken, undefined, "four at once: no measure");
