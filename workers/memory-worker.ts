@@ -48,6 +48,11 @@ export interface MemoryWorkerDeps {
   dreamDefaults: DreamSettings;
   /** Journal entries that did not become a memory are deleted this many days after they ended (db/sql/dreams.ts); 0: never. */
   journalKeepDays?: number;
+  /**
+   * The inference worker beside it in this process, named on its consolidations: if the process
+   * dies during one, that worker's stale heartbeat lets a live one close the entry.
+   */
+  workerId?: string;
 }
 
 /** pg-boss's cron puts a tick on the maintenance queue this often. */
@@ -205,6 +210,7 @@ export class MemoryWorker {
           everything: true,
           jobId: job.id,
           signal,
+          workerId: this.deps.workerId,
         });
         return;
       }
@@ -222,7 +228,13 @@ export class MemoryWorker {
         if (!settings.consolidation) return;
         const last = await lastConsolidation(this.deps.pool);
         if (last && Date.now() - last.getTime() < settings.consolidation_interval_minutes * 60_000) return;
-        await consolidate(this.deps, { similarity: settings.consolidation_similarity, everything: false, jobId: job.id, signal });
+        await consolidate(this.deps, {
+          similarity: settings.consolidation_similarity,
+          everything: false,
+          jobId: job.id,
+          signal,
+          workerId: this.deps.workerId,
+        });
         return;
       }
     }

@@ -139,26 +139,36 @@ export async function soak(o: SoakOptions): Promise<SoakResult> {
   }
 }
 
-/** No more dreaming (it would start in the quiet after the clients), and any dream woken. */
+/**
+ * No more dreaming (it would start in the quiet after the clients), and any dream woken. No
+ * consolidation either: the minute's maintenance tick runs the first one whenever it comes, and
+ * one starting after the soak drained read as a journal entry left running.
+ */
 async function settle(url: string): Promise<void> {
-  await fetch(`${url}/dream/config`, {
+  const patched = await fetch(`${url}/dream/config`, {
     method: "PATCH",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ enabled: false }),
+    body: JSON.stringify({ enabled: false, consolidation: false }),
   });
+  if (!patched.ok) throw new Error(`soak: turning dreams off failed: ${patched.status} ${await patched.text()}`);
   await fetch(`${url}/dream/wake`, { method: "POST" });
 }
 
-/** Waits until no turn is queued or running and no inference job or dream is left (at most 3 minutes). */
+/** How long nothing may be busy before the soak counts what is left: a tick that read the settings before settle acts within it. */
+const QUIET_MS = 1500;
+
+/** Waits until no turn is queued or running and no inference job or journal entry is under way, for QUIET_MS (at most 3 minutes). */
 async function drained(pool: ReturnType<typeof createPool>): Promise<void> {
   const deadline = Date.now() + 180_000;
+  let quietSince: number | undefined;
   while (Date.now() < deadline) {
     const r = await pool.query<{ busy: number }>(
       `select (select count(*) from turns where status in ('queued', 'running'))
             + (select count(*) from pgboss.job where name = 'psyche-inference' and state in ('created', 'retry', 'active'))
             + (select count(*) from dream_journal where status = 'dreaming') as busy`,
     );
-    if (Number(r.rows[0]!.busy) === 0) return;
+    if (Number(r.rows[0]!.busy) > 0) quietSince = undefined;
+    else if ((quietSince ??= Date.now()) <= Date.now() - QUIET_MS) return;
     await sleep(250);
   }
 }

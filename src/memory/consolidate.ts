@@ -33,7 +33,14 @@ export interface Consolidated {
  */
 export async function consolidate(
   deps: ConsolidationDeps,
-  opts: { similarity: number; everything: boolean; jobId: string | null; signal?: AbortSignal },
+  opts: {
+    similarity: number;
+    everything: boolean;
+    jobId: string | null;
+    signal?: AbortSignal;
+    /** The inference worker of this process: its heartbeat says whether the entry is still being written (src/jobs/reclaim.ts). */
+    workerId?: string | undefined;
+  },
 ): Promise<Consolidated> {
   const journalId = randomUUID();
   const since = opts.everything ? null : await lastConsolidation(deps.pool);
@@ -44,6 +51,7 @@ export async function consolidate(
     focus: null,
     seedMemoryIds: [],
     model: deps.memory.space.embedder,
+    workerId: opts.workerId,
   });
   const folded: { keep: string; gone: string; similarity: number; content: string }[] = [];
   try {

@@ -82,19 +82,6 @@ export async function startInferenceRole(
   mem: MemoryServices,
 ): Promise<InferenceWorker> {
   s.stack.push("model", () => engine.dispose());
-  const memoryWorker = new MemoryWorker({
-    ...db,
-    ...mem,
-    log: s.log,
-    pollMs: s.config.pollMs,
-    purgeAfterSeconds: s.config.memoryPurgeAfterSeconds,
-    memoryDeferSeconds: s.config.memoryDeferSeconds,
-    memoryQuietMs: s.config.memoryQuietMs,
-    dreamDefaults: defaultDreamSettings(s.config),
-    journalKeepDays: s.config.journalKeepDays,
-  });
-  await memoryWorker.start();
-  s.stack.push("memory worker", () => memoryWorker.stop());
   const recall = new MemoryRecall({
     ...mem,
     log: s.log,
@@ -119,6 +106,22 @@ export async function startInferenceRole(
     flushMs: s.config.streamFlushMs,
     heartbeatMs: s.config.heartbeatMs,
   });
+  // The memory worker names this worker on its consolidations: if the process dies during one,
+  // this worker's stale heartbeat lets a live worker close the entry (src/jobs/reclaim.ts).
+  const memoryWorker = new MemoryWorker({
+    ...db,
+    ...mem,
+    log: s.log,
+    pollMs: s.config.pollMs,
+    purgeAfterSeconds: s.config.memoryPurgeAfterSeconds,
+    memoryDeferSeconds: s.config.memoryDeferSeconds,
+    memoryQuietMs: s.config.memoryQuietMs,
+    dreamDefaults: defaultDreamSettings(s.config),
+    journalKeepDays: s.config.journalKeepDays,
+    workerId: worker.id,
+  });
+  await memoryWorker.start();
+  s.stack.push("memory worker", () => memoryWorker.stop());
   await worker.start();
   const { config } = s;
   const scheduler = new DreamScheduler({

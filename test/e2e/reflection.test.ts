@@ -199,6 +199,8 @@ t.test("consolidation folds memories that say the same thing into the more impor
   const job = await finished(queued.body.data[0].id);
   t.equal(job.status, "completed");
   t.match(job.journal[0], { kind: "consolidate", status: "done", content: /^Folded \d+ near-duplicate/ });
+  const entry = await pool.query("select worker_id from dream_journal where id = $1", [job.journal[0].id]);
+  t.equal(entry.rows[0].worker_id, psyche.worker.id, "it names the inference worker of its process (whose heartbeat says it lives)");
   const rows = (
     await pool.query("select id, deleted_at, merged_into, reinforcements, importance from memories where id = any($1::uuid[])", [
       [keep, twin, near, other],

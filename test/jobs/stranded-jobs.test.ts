@@ -7,7 +7,7 @@ import t, { type Test } from "tap";
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { closeAbandonedReveries, reclaimOrphanedTurns } from "../../src/jobs/reclaim.js";
-import { INFERENCE_QUEUE, Priority } from "../../src/jobs/queue.js";
+import { INFERENCE_QUEUE, MAINTENANCE_QUEUE, Priority } from "../../src/jobs/queue.js";
 import { createLogger } from "../../src/log.js";
 import { openTurn } from "../../src/conversation/open-turn.js";
 import { testDatabase, turnDeps, userTurn } from "../helpers/database.js";
@@ -118,4 +118,51 @@ t.test("a reverie left open by a worker that stopped is closed, and its job canc
   t.same(closed, { status: "failed", error: "the worker stopped during it" });
   const state = (await pool.query("select state::text from pgboss.job where id = $1", [job])).rows[0].state;
   t.equal(state, "cancelled", "with its job");
+});
+
+t.test("a consolidation its process died in is closed by the worker's heartbeat, and its maintenance job cancelled", async (t) => {
+  // The memory worker runs beside the inference worker and names it (src/processes/roles.ts);
+  // the maintenance queue keeps an active job for hours (src/jobs/queue.ts), so the job alone
+  // could not say the process is gone.
+  const { pool, boss, deps: base } = await withoutWorker(t);
+  const deps = { ...base, staleMs: 1000 };
+  const worker = (heartbeatAgo: string) =>
+    pool
+      .query(
+        `insert into inference_workers (id, host, pid, model, started_at, heartbeat_at)
+         values (gen_random_uuid(), 'h', 1, 'tiny', now(), now() - $1::interval) returning id`,
+        [heartbeatAgo],
+      )
+      .then((r) => r.rows[0].id as string);
+  const [dead, live] = [await worker("1 minute"), await worker("0 seconds")];
+  const consolidation = async (workerId: string) => {
+    const job = await boss.send(MAINTENANCE_QUEUE, { kind: "tick" });
+    const [fetched] = await boss.fetch(MAINTENANCE_QUEUE);
+    t.equal(fetched!.id, job);
+    const entry = (
+      await pool.query(
+        "insert into dream_journal (id, kind, job_id, model, status, worker_id) values (gen_random_uuid(), 'consolidate', $1, 'lexical', 'dreaming', $2) returning id",
+        [job, workerId],
+      )
+    ).rows[0].id as string;
+    return { job: job!, entry };
+  };
+  const died = await consolidation(dead);
+  const running = await consolidation(live);
+  const unregistered = await consolidation(randomUUID());
+  t.same(await closeAbandonedReveries(deps), [died.entry], "only the one whose worker's heartbeat is stale");
+  const entries = await pool.query("select id, status from dream_journal where id = any($1::uuid[])", [
+    [died.entry, running.entry, unregistered.entry],
+  ]);
+  t.same(
+    Object.fromEntries(entries.rows.map((r) => [r.id, r.status])),
+    { [died.entry]: "failed", [running.entry]: "dreaming", [unregistered.entry]: "dreaming" },
+    "a live worker's, and one whose worker has not registered yet while its job runs, are left",
+  );
+  const states = await pool.query("select id, state::text from pgboss.job where id = any($1::uuid[])", [[died.job, running.job]]);
+  t.same(
+    Object.fromEntries(states.rows.map((r) => [r.id, r.state])),
+    { [died.job]: "cancelled", [running.job]: "active" },
+    "the dead one's maintenance job is cancelled on its own queue",
+  );
 });
