@@ -2,7 +2,10 @@
 // tap's time per file on a loaded machine): idle thoughts, and a queued chat before a queued dream.
 import t from "tap";
 import OpenAI from "openai";
+import { join } from "node:path";
 import { until } from "../helpers/until.js";
+import { serverDir } from "../helpers/testdir.js";
+import { TINY_SHAPE, writeRandomModel } from "../../src/inference/random-model.js";
 import { startPsyche } from "../helpers/psyche.js";
 import { INFERENCE_QUEUE, Priority } from "../../src/jobs/queue.js";
 import { putBack, waitingAbove } from "../../src/db/sql/pgboss-jobs.js";
@@ -63,8 +66,12 @@ t.test("an idle thought: once per quiet spell in an open conversation (a client-
 });
 
 t.test("between chats, dreams take the budget's share of the model's time and no more, continuing one dream", async (t) => {
-  // Never asleep (a 120 s delay): whatever runs, runs within the share, 30% of 10 s.
+  // Never asleep (a 120 s delay): whatever runs, runs within the share, 30% of 10 s. The tiny
+  // model would end most dreams by itself within a share; this one never does, so each is cut.
+  const model = join(serverDir(t, "model"), "never-ends.gguf");
+  writeRandomModel(model, { ...TINY_SHAPE, name: "psyche-tiny-never-ends", endOfTurnBias: -30 });
   const psyche = await startPsyche(t, {
+    model,
     recallPromptTokens: 0,
     dreamDelaySeconds: 120,
     wakeLockSeconds: 0,
@@ -103,12 +110,23 @@ t.test("between chats, dreams take the budget's share of the model's time and no
   );
   t.ok(most <= 3000 + 400, `at most the share in any window: ${Math.round(most)} ms of 10 s`);
   t.ok(most >= 1500, `and the share was used: ${Math.round(most)} ms`);
-  const entries = (await pool.query("select status, resumes, tokens from dream_journal where kind = 'dream' order by started_at")).rows;
+  // This model never ends a dream by itself: each stretch is cut by the share, and a later one
+  // goes on with the same dream (its resumes) rather than beginning another.
+  const journal = async () =>
+    (await pool.query("select status, resumes, tokens from dream_journal where kind = 'dream' order by started_at")).rows;
+  const entries = await until(
+    "a dream cut by its share to go on",
+    async () => {
+      const rows = await journal();
+      return rows.some((e) => e.resumes >= 1) ? rows : undefined;
+    },
+    30_000,
+    async () => JSON.stringify(await journal()),
+  );
   t.comment(JSON.stringify(entries));
-  // The random model may end a dream by itself; the first that did not was paused and continued.
   t.ok(
-    entries.some((e) => e.resumes >= 1) || entries.every((e) => e.status === "done"),
-    "a dream cut by its share goes on in its next one",
+    entries.some((e) => e.resumes >= 1 && e.tokens > 0),
+    "a dream cut by its share went on in its next one",
   );
 });
 
