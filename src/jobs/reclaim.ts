@@ -12,7 +12,7 @@ import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "./bus.js";
 import { encodeTurnSignal } from "./turn-signal.js";
-import { INFERENCE_QUEUE, inTransactionDb, MAINTENANCE_QUEUE, Priority } from "./queue.js";
+import { INFERENCE_QUEUE, inTransactionDb, Priority } from "./queue.js";
 
 /** A turn that has killed this many workers is failed instead of retried. */
 export const MAX_TURN_ATTEMPTS = 3;
@@ -57,10 +57,9 @@ export async function closeAbandonedReveries(deps: ReclaimDeps): Promise<string[
   if (!(await anyDreaming(deps.pool))) return [];
   const closed = await inTransaction(deps.pool, async (client) => {
     const entries = await closeAbandonedEntries(client, deps.staleMs);
-    for (const entry of entries) {
-      const queue = entry.kind === "consolidate" ? MAINTENANCE_QUEUE : INFERENCE_QUEUE;
-      if (entry.job_id) await deps.boss.cancel(queue, entry.job_id, { db: inTransactionDb(client) });
-    }
+    // A reverie's job is on the inference queue, a consolidation's on the maintenance queue.
+    for (const entry of entries)
+      if (entry.job_id && entry.queue) await deps.boss.cancel(entry.queue, entry.job_id, { db: inTransactionDb(client) });
     return entries;
   });
   for (const entry of closed) deps.log.warn({ journalId: entry.id }, "closed a journal entry left open by a worker that stopped");

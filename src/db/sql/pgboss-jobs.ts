@@ -144,20 +144,21 @@ export async function anyDreaming(db: Queryable): Promise<boolean> {
  * `staleMs`), or with no worker on record (none named, or it died before registering) whose job
  * is no longer running. A consolidation names the inference worker of its process
  * (workers/memory-worker.ts): a process killed during one leaves its maintenance job active for
- * that queue's expiry (hours, src/jobs/queue.ts). Returns the entries, their kinds and job ids.
+ * that queue's expiry (hours, src/jobs/queue.ts). Returns the entries, their job ids and the
+ * queues those jobs are on.
  */
 export async function closeAbandonedEntries(
   db: Queryable,
   staleMs: number,
-): Promise<{ id: string; kind: string; job_id: string | null }[]> {
-  const res = await db.query<{ id: string; kind: string; job_id: string | null }>(
+): Promise<{ id: string; job_id: string | null; queue: string | null }[]> {
+  const res = await db.query<{ id: string; job_id: string | null; queue: string | null }>(
     `update dream_journal j set status = 'failed', error = 'the worker stopped during it', ended_at = now()
      where j.status = 'dreaming' and (
        exists (select 1 from inference_workers w where w.id = j.worker_id
           and (w.stopped_at is not null or w.heartbeat_at < now() - make_interval(secs => $1::float8 / 1000)))
        or (not exists (select 1 from inference_workers w where w.id = j.worker_id)
           and not exists (select 1 from pgboss.job b where b.id = j.job_id and b.state = 'active')))
-     returning j.id, j.kind, j.job_id`,
+     returning j.id, j.job_id, (select b.name from pgboss.job b where b.id = j.job_id) as queue`,
     [staleMs],
   );
   return res.rows;
