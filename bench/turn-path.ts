@@ -4,7 +4,9 @@
 // rows for the times in between (the embedded database runs in the server's process, on the
 // same clock). Each stage's start is a statement's `now()`, its transaction's start:
 //   sent -> stored      HTTP, parsing, the conversation opened, until the storing statement starts
-//   stored -> claimed   that statement, the signal to the worker, until the take-and-claim starts
+//   stored -> claimed   that statement, the signal to the worker, until the take-and-claim starts;
+//                       none where the turn was handed to the worker beside the web role, stored
+//                       claimed (src/jobs/hand-off.ts): its claim is its storing statement's
 //   claimed -> written  the claim, the prompt built and tokenized, the slot chosen, the prompt
 //                       read, the first token, until the first event's insert starts
 //   written -> client   that insert, its signal, the relay and the SSE write

@@ -13,6 +13,7 @@ import type { MoodKeeper } from "./mood/mood-keeper.js";
 import type { DreamSettings } from "./dreams/settings.js";
 import type { AgentSessions } from "./agents/sessions.js";
 import type { HookSettings } from "./agents/hooks.js";
+import type { TurnTaker } from "./jobs/hand-off.js";
 
 /** The web process's services; built once per process, shared by every request. */
 export interface WebServices {
@@ -65,4 +66,6 @@ export interface WebServices {
   serverTools?: readonly ToolSpec[] | undefined;
   /** Refuse unknown fields, a max_tokens above the ceiling and other models' names (--strict-params). */
   strictParams: boolean;
+  /** The inference worker of this process (psyche serve): a turn it has room for is stored claimed for it and handed over (jobs/hand-off.ts). */
+  turnTaker?: TurnTaker | undefined;
 }

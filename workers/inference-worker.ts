@@ -2,7 +2,9 @@
 // as pg-boss's worker.ts does: it asks the scheduler (inference/scheduler.ts) how many jobs it may
 // take, takes them the moment it is signalled (polling only as the fallback), and hands them to
 // the scheduler, which decides what runs, what waits and what goes back to the queue. A chat
-// signalled while the queue was otherwise empty is taken by its turn's id, not fetched.
+// signalled while the queue was otherwise empty is taken by its turn's id, not fetched; one the
+// web role of this process stores while the worker has room is handed over, stored claimed
+// (reserve, src/jobs/hand-off.ts).
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { hostname } from "node:os";
@@ -25,6 +27,7 @@ import { runReverieJob } from "../src/dreams/reverie-job.js";
 import { putBack } from "../src/db/sql/pgboss-jobs.js";
 import { type TakenTurn, takeQueuedTurn } from "../src/db/sql/turns.js";
 import type { ServerTools } from "../src/memory/memory-tools.js";
+import type { TurnReservation, TurnTaker } from "../src/jobs/hand-off.js";
 
 /** A chat's signal carries its turn's id (conversation/open-turn.ts); a reverie's, a word. */
 const signalledTurn = (payload: string) => z.uuid().safeParse(payload).success;
@@ -60,7 +63,7 @@ export interface InferenceWorkerDeps {
   heartbeatMs: number;
 }
 
-export class InferenceWorker {
+export class InferenceWorker implements TurnTaker {
   readonly id = randomUUID();
   private readonly doorbell = new Doorbell();
   /** The wait after a fetch that found fewer jobs than there was room for (jobs/poll-backoff.ts). */
@@ -85,6 +88,14 @@ export class InferenceWorker {
   private mustFetch = true;
   /** The model's time: who runs, where, and what goes back to the queue. */
   readonly scheduler: ModelScheduler<WorkerJob>;
+  /** Turns handed to this worker since it started (reserve); for tests. */
+  handed = 0;
+  /** Room held for turns the web role of this process is storing claimed for this worker (reserve). */
+  private reserved = 0;
+  /** Rung when the last reservation ends: the loop takes nothing while one is open. */
+  private readonly reservations = new Doorbell();
+  /** A fetch or a take is under way: its jobs are not admitted yet, so no room is reserved meanwhile. */
+  private taking = false;
 
   constructor(private readonly deps: InferenceWorkerDeps) {
     this.idle = new PollBackoff({ pollMs: deps.pollMs, complete: () => deps.bus.complete });
@@ -144,6 +155,38 @@ export class InferenceWorker {
     await closeAbandonedReveries(this.reclaimDeps());
   }
 
+  /**
+   * Room for one chat the web role of this process stores claimed for this worker and hands over
+   * (jobs/hand-off.ts), or undefined: when the scheduler has no room, a fetch or take is
+   * under way, or something may wait in the queue that came first (a signal not taken yet, or
+   * anything only a fetch finds). While a reservation is open the loop takes nothing, so a
+   * reverie is never admitted beside the chat it would not know of.
+   */
+  reserve(): TurnReservation | undefined {
+    if (this.stopping || this.taking || this.mustFetch || this.signalled.length > 0) return undefined;
+    if (this.scheduler.room() - this.reserved <= 0) return undefined;
+    this.reserved++;
+    let open = true;
+    const end = () => {
+      if (!open) return false;
+      open = false;
+      if (--this.reserved === 0) this.reservations.ring();
+      return true;
+    };
+    return {
+      workerId: this.id,
+      hand: ({ jobId, turn }) => {
+        if (!end()) return;
+        this.handed++;
+        const job: WorkerJob = { id: jobId, kind: "chat", data: { kind: "chat", turnId: turn.id }, taken: { jobId, turn } };
+        // Stopping: the turn stays running under this worker, which is marked stopped, so the next one reclaims it.
+        if (!this.scheduler.admitHanded(job))
+          this.deps.log.info({ turnId: turn.id }, "handed a turn while stopping; left for the next worker");
+      },
+      release: () => void end(),
+    };
+  }
+
   /** Chats this worker is generating or has in line now. */
   get generating(): number {
     return this.scheduler.chatsUnderWay;
@@ -152,6 +195,11 @@ export class InferenceWorker {
   private async run(): Promise<void> {
     while (!this.stopping) {
       try {
+        if (this.reserved > 0) {
+          // Turns being stored claimed for this worker: they have the room first.
+          await this.reservations.wait(this.deps.pollMs);
+          continue;
+        }
         const room = this.scheduler.room();
         if (room === 0) {
           // The scheduler takes nothing now: a chat's end or a reverie's rings when it may.
@@ -159,15 +207,17 @@ export class InferenceWorker {
           continue;
         }
         if (!this.mustFetch && this.signalled.length > 0 && this.signalled.length <= room) {
-          await this.takeSignalled();
+          await this.taken(() => this.takeSignalled());
           if (!this.mustFetch && !(await this.idle.wait(this.doorbell))) this.mustFetch = true;
           continue;
         }
         this.mustFetch = false;
         this.signalled = [];
-        const fetched = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: room, priority: true });
-        const jobs = await this.parsed(fetched);
-        await this.scheduler.admit(jobs);
+        const fetched = await this.taken(async () => {
+          const fetched = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: room, priority: true });
+          await this.scheduler.admit(await this.parsed(fetched));
+          return fetched;
+        });
         // Fewer than asked: the queue was empty then; a job queued since rang the doorbell, and
         // the wait is a safety net.
         if (fetched.length >= room) this.mustFetch = true;
@@ -178,6 +228,16 @@ export class InferenceWorker {
         this.mustFetch = true;
         await this.doorbell.wait(this.deps.pollMs);
       }
+    }
+  }
+
+  /** Runs a fetch or a take and its admission, with no room reserved meanwhile (reserve). */
+  private async taken<T>(take: () => Promise<T>): Promise<T> {
+    this.taking = true;
+    try {
+      return await take();
+    } finally {
+      this.taking = false;
     }
   }
 

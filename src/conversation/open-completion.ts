@@ -1,7 +1,7 @@
 // The way into a text completion (POST /v1/completions): the checks every turn gets (the
 // model's name, the reply budget, the context), then a queued turn of purpose "completion" and
-// its job, stored together, and the worker signalled, as conversation/open-turn.ts does for a
-// chat. It belongs to no conversation: no persona, no recall, no memory (docs/api.md).
+// its job, stored together, and the worker signalled (or the turn handed to the worker beside
+// it, jobs/hand-off.ts), as conversation/open-turn.ts does for a chat. It belongs to no conversation: no persona, no recall, no memory (docs/api.md).
 import { randomUUID } from "node:crypto";
 import { insertCompletion } from "../db/sql/turns.js";
 import { Channel } from "../jobs/bus.js";
@@ -10,6 +10,7 @@ import { ContextOverflow } from "../errors.js";
 import { knownLimits } from "./context-fit.js";
 import { TurnFollower } from "./follow-turn.js";
 import { ModelNotFound, type OpenTurnDeps, replyBudget } from "./open-turn.js";
+import { handedTurn } from "./start-turn.js";
 import type { Sampling } from "./turn-request.js";
 
 /** What a text completion asks, whichever API asked (OpenAI's legacy completions). */
@@ -49,28 +50,36 @@ export async function openCompletion(deps: OpenTurnDeps, request: CompletionRequ
       { id: jobId, priority: Priority.chat },
     );
     const s = request.sampling;
-    await insertCompletion(
-      deps.pool,
-      {
-        turnId: follower.turnId,
-        jobId,
-        model: deps.modelId,
-        prompt: request.prompt,
-        suffix: request.suffix,
-        temperature: s.temperature,
-        topP: s.topP,
-        topK: s.topK,
-        maxTokens,
-        seed: s.seed,
-        stop: s.stop,
-        stream: request.stream,
-        presencePenalty: s.presencePenalty,
-        frequencyPenalty: s.frequencyPenalty,
-        logitBias: s.logitBias,
-      },
-      job,
-    );
-    deps.bus.notify(Channel.jobs, follower.turnId);
+    const reservation = deps.turnTaker?.reserve();
+    try {
+      const stored = await insertCompletion(
+        deps.pool,
+        {
+          turnId: follower.turnId,
+          jobId,
+          model: deps.modelId,
+          prompt: request.prompt,
+          suffix: request.suffix,
+          temperature: s.temperature,
+          topP: s.topP,
+          topK: s.topK,
+          maxTokens,
+          seed: s.seed,
+          stop: s.stop,
+          stream: request.stream,
+          presencePenalty: s.presencePenalty,
+          frequencyPenalty: s.frequencyPenalty,
+          logitBias: s.logitBias,
+          claimedBy: reservation?.workerId,
+        },
+        job,
+      );
+      // A text completion's prompt is its own (no conversation): handed as a claim would read it.
+      if (reservation) reservation.hand({ jobId, turn: handedTurn(stored, []) });
+      else deps.bus.notify(Channel.jobs, follower.turnId);
+    } finally {
+      reservation?.release();
+    }
     return { turnId: follower.turnId, follower };
   } catch (err) {
     follower.close();

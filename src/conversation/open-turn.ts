@@ -1,13 +1,14 @@
 // The one way into a turn, for every surface (conversation/turn-request.ts): the checks every
 // request gets (the model's name, the reply budget), then the conversation found or made, the
 // new messages, a queued turn and its job stored together (conversation/start-turn.ts, with the
-// context checked there), the worker signalled, and a follower subscribed before any of it, so
-// the turn's first signal cannot be missed.
+// context checked there), the worker signalled (or the turn, stored claimed, handed to the
+// worker beside it: jobs/hand-off.ts), and a follower subscribed before any of it, so the turn's
+// first signal cannot be missed.
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import { appendMessages, lockConversation, type OpenedConversation, openConversation } from "../db/sql/conversations.js";
 import { getResponse, insertResponse, lastPositionOfTurn } from "../db/sql/responses.js";
-import { turnOfMessage } from "../db/sql/turns.js";
+import { type TakenTurn, turnOfMessage } from "../db/sql/turns.js";
 import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { invalidRequest, UserError } from "../errors.js";
@@ -18,6 +19,7 @@ import { queueTurnIn, type QueuedTurn } from "./start-turn.js";
 import { openCalls } from "./tool-results.js";
 import { TranscriptError } from "./tool-transcript.js";
 import type { TurnRequest } from "./turn-request.js";
+import type { TurnTaker } from "../jobs/hand-off.js";
 
 export interface OpenTurnDeps extends FollowDeps, ContextLimits {
   pool: Pool;
@@ -31,6 +33,8 @@ export interface OpenTurnDeps extends FollowDeps, ContextLimits {
   maxTokens: number;
   /** Refuse other models' names and a budget above the ceiling (--strict-params). */
   strictParams: boolean;
+  /** The inference worker of this process, where it has one (psyche serve): a turn it has room for is handed to it (jobs/hand-off.ts). */
+  turnTaker?: TurnTaker | undefined;
 }
 
 export interface OpenedTurn {
@@ -112,9 +116,16 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
     };
     // Before any transaction: on the embedded database a query elsewhere waits for one to end (context-fit.ts).
     const limits = await knownLimits(deps);
-    const opened = await store(deps, limits, request, turn);
+    const reservation = deps.turnTaker?.reserve();
+    let opened: Stored;
+    try {
+      opened = await store(deps, limits, request, { ...turn, claimedBy: reservation?.workerId });
+      if (reservation && opened.taken?.turn) reservation.hand({ jobId: opened.taken.jobId, turn: opened.taken.turn });
+    } finally {
+      reservation?.release();
+    }
     if (opened.waitingFor.length) follower.close();
-    else deps.bus.notify(Channel.jobs, turn.turnId);
+    else if (!opened.taken?.turn) deps.bus.notify(Channel.jobs, turn.turnId);
     return {
       turnId: turn.turnId,
       conversationId: opened.conversationId,
@@ -130,16 +141,21 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
 
 const NOTHING_STORED: OpenedConversation = { messages: [], maxPosition: 0 };
 
+interface Stored {
+  conversationId: string;
+  /** The calls a tool result's reply still waits for (no turn was queued). */
+  waitingFor: string[];
+  /** The turn's job, and the turn where it was stored claimed (turn.claimedBy). */
+  taken?: TakenTurn | undefined;
+}
+
 /** Stores the turn where its conversation says; returns the conversation, and the calls still open for a tool result. */
-async function store(
-  deps: OpenTurnDeps,
-  limits: KnownLimits,
-  request: TurnRequest,
-  turn: QueuedTurn,
-): Promise<{ conversationId: string; waitingFor: string[] }> {
+async function store(deps: OpenTurnDeps, limits: KnownLimits, request: TurnRequest, turn: QueuedTurn): Promise<Stored> {
   const ref = request.conversation;
-  const queue = (db: Pick<PoolClient, "query">, opened: OpenedConversation, t: QueuedTurn) =>
-    queueTurnIn(db, { boss: deps.boss, limits }, opened, t);
+  let taken: TakenTurn | undefined;
+  const queue = async (db: Pick<PoolClient, "query">, opened: OpenedConversation, t: QueuedTurn) => {
+    taken = await queueTurnIn(db, { boss: deps.boss, limits }, opened, t);
+  };
   const record = async (client: PoolClient, previousTurnId: string | null) => {
     if (request.record)
       await insertResponse(client, { turnId: turn.turnId, previousTurnId, ...request.record, input: request.record.items });
@@ -148,9 +164,9 @@ async function store(
     // A conversation of its own: nothing to read or lock, so one statement.
     const conversationId = randomUUID();
     await queue(deps.pool, NOTHING_STORED, { ...turn, conversationId });
-    return { conversationId, waitingFor: [] };
+    return { conversationId, waitingFor: [], taken };
   }
-  return inTransaction(deps.pool, async (client) => {
+  const stored = await inTransaction(deps.pool, async (client): Promise<Stored> => {
     switch (ref.kind) {
       case "own": {
         const conversationId = randomUUID();
@@ -185,6 +201,7 @@ async function store(
         return ref satisfies never;
     }
   });
+  return { ...stored, taken };
 }
 
 /** The conversation of a stored, finished response a request continues from. */

@@ -412,7 +412,7 @@ async function generateWithServerTools(
     const ids = mine.map((_, j) => `psyche_${iteration}_${j}`);
     const results: string[] = [];
     for (const call of mine) {
-      const output = await server!.run(call, { turnId: turn.id, signal, scope: turn.scope });
+      const output = await server!.run(call, { turnId: turn.id, signal, scope: turn.scope ?? DEFAULT_SCOPE });
       results.push(output);
       serverToolCalls.push({ name: call.name, arguments: call.arguments, result: output });
     }

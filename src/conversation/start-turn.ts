@@ -3,7 +3,8 @@
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { NewMessage, OpenedConversation } from "../db/sql/conversations.js";
-import { insertTurnWithMessages, type NewTurn } from "../db/sql/turns.js";
+import { type ClaimedTurn, insertTurnWithMessages, type NewTurn, type StoredTurn, type TakenTurn } from "../db/sql/turns.js";
+import type { ToolCall } from "../tools/types.js";
 import type { Queryable } from "../db/pool.js";
 import { INFERENCE_QUEUE, Priority, sendStatement } from "../jobs/queue.js";
 import { continueAfter, decideNewMessages } from "./new-messages.js";
@@ -16,6 +17,8 @@ export interface QueuedTurn extends NewTurn {
   messages: NewMessage[];
   /** Continue after this position: every message is new, and later stored ones are superseded. */
   continueAfter?: number;
+  /** Stored already claimed by this worker (a TurnTaker's reservation, jobs/hand-off.ts). */
+  claimedBy?: string | undefined;
 }
 
 /**
@@ -31,7 +34,7 @@ export async function queueTurnIn(
   deps: { boss: PgBoss; limits: KnownLimits },
   opened: OpenedConversation,
   input: QueuedTurn,
-): Promise<void> {
+): Promise<TakenTurn> {
   const jobId = randomUUID();
   const decision =
     input.continueAfter === undefined
@@ -54,7 +57,7 @@ export async function queueTurnIn(
     { kind: "chat", turnId: input.turnId },
     { id: jobId, priority: Priority.chat },
   );
-  await insertTurnWithMessages(
+  const stored = await insertTurnWithMessages(
     db,
     {
       ...input,
@@ -67,4 +70,22 @@ export async function queueTurnIn(
     },
     job,
   );
+  if (input.claimedBy === undefined) return { jobId, turn: undefined };
+  // The prompt as a claim would read it back (db/sql/turns.ts, CLAIMED_COLUMNS): the kept
+  // transcript, then the new messages, tool calls as stored JSON (none: null).
+  const promptMessages = [
+    ...kept.map((m) => ({ role: m.role, content: m.content, tool_calls: m.tool_calls, tool_call_id: m.tool_call_id })),
+    ...fresh.map((m) => ({
+      role: m.role,
+      content: m.content,
+      tool_calls: m.toolCalls?.length ? (JSON.parse(JSON.stringify(m.toolCalls)) as ToolCall[]) : null,
+      tool_call_id: m.toolCallId ?? null,
+    })),
+  ];
+  return { jobId, turn: handedTurn(stored, promptMessages) };
+}
+
+/** A turn stored already claimed, as a claim would return it: nothing streamed yet. */
+export function handedTurn(stored: StoredTurn, promptMessages: ClaimedTurn["prompt_messages"]): ClaimedTurn {
+  return { ...stored, prompt_messages: promptMessages, streamed_text: "", streamed_tokens: 0, last_seq: 0 };
 }

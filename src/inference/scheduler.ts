@@ -196,6 +196,17 @@ export class ModelScheduler<J extends ScheduledJob> implements Generator {
     if (back > 0 && !this.reverieWaits) this.hooks.look();
   }
 
+  /**
+   * A chat stored already claimed for this worker, which held room for it while it was stored
+   * (workers/inference-worker.ts, reserve): it starts, unless the scheduler stops (then false,
+   * and the turn is left for the next worker to reclaim).
+   */
+  admitHanded(job: J): boolean {
+    if (this.stopping || job.kind !== "chat") return false;
+    this.startChat(job);
+    return true;
+  }
+
   private startChat(job: J): void {
     const controller = new AbortController();
     this.chats.set(job, controller);

@@ -9,6 +9,7 @@ import type { WebServices } from "../web-services.js";
 import { listen, type RunningServer } from "../http/server.js";
 import { mcpRoutes } from "../mcp/http-route.js";
 import type { InferenceEngine } from "../inference/engine.js";
+import type { TurnTaker } from "../jobs/hand-off.js";
 import { InferenceWorker } from "../../workers/inference-worker.js";
 import type { Shared } from "./stack.js";
 import type { DatabaseHandles } from "./connect.js";
@@ -49,10 +50,18 @@ export function webServices(s: Shared, db: DatabaseHandles, mem: MemoryServices)
   };
 }
 
-/** What the web role asks of the model, where the process has it: its tokenizer, context, thinking channel and description. */
-export function modelServices(engine: InferenceEngine): Pick<WebServices, "countTokens" | "contextSize" | "thinks" | "describeModel"> {
+/**
+ * What the web role asks of the model, where the process has it: its tokenizer, context,
+ * thinking channel and description, and its worker, which takes the turns it has room for as
+ * they are stored (jobs/hand-off.ts).
+ */
+export function modelServices(
+  engine: InferenceEngine,
+  worker: TurnTaker,
+): Pick<WebServices, "countTokens" | "contextSize" | "thinks" | "describeModel" | "turnTaker"> {
   const size = engine.contextSize;
   return {
+    turnTaker: worker,
     countTokens: async (text: string) => engine.countTokens(text),
     ...(size ? { contextSize: async () => size } : {}),
     thinks: async () => engine.thinks,

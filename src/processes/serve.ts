@@ -42,7 +42,7 @@ export async function serve(config: Config, log: Logger, opts: { engine?: Infere
     const engine = opts.engine ?? (await createLlamaEngine(config, log));
     const mem = await startMemoryServices(s, db);
     const worker = await startInferenceRole(s, db, engine, mem);
-    const web = { ...webServices(s, db, mem), ...modelServices(engine) };
+    const web = { ...webServices(s, db, mem), ...modelServices(engine, worker) };
     const server = await startWebRole(s, web);
     return { url: server.url, port: server.port, databaseUrl: connectionString, db, worker, mem, web, stop };
   } catch (err) {

@@ -31,11 +31,14 @@ export interface InProcessPsyche {
   request(path: string, init?: Omit<RequestInit, "body"> & { body?: unknown }): Promise<Response>;
 }
 
-/** Starts it for `t`, stopped when `t` ends. Without an engine, a scripted one that answers "ok". */
+/**
+ * Starts it for `t`, stopped when `t` ends. Without an engine, a scripted one that answers "ok".
+ * As in `psyche serve`, the worker takes the turns it has room for as they are stored (jobs/hand-off.ts) unless `handOff` is false.
+ */
 export async function inProcessPsyche(
   t: Test,
   overrides: Record<string, unknown> = {},
-  opts: { engine?: InferenceEngine } = {},
+  opts: { engine?: InferenceEngine; handOff?: boolean } = {},
 ): Promise<InProcessPsyche> {
   const db = await testDatabase(t);
   // A turn's memory is formed at once, not after a quiet second: these tests ask for it, and
@@ -51,7 +54,12 @@ export async function inProcessPsyche(
   const engine: InferenceEngine = opts.engine ?? new ScriptedEngine(() => ({ text: "ok" }));
   const mem = await startMemoryServices(s, db);
   const worker = await startInferenceRole(s, db, engine, mem);
-  const web: WebServices = { ...webServices(s, db, mem), ...modelServices(engine) };
+  // handOff false: the web role signals every turn through the queue, as one in a process of its own does.
+  const web: WebServices = {
+    ...webServices(s, db, mem),
+    ...modelServices(engine, worker),
+    ...(opts.handOff === false ? { turnTaker: undefined } : {}),
+  };
   const app = createApp(web);
   app.route("/", mcpRoutes(web));
   const request = async (path: string, init: Omit<RequestInit, "body"> & { body?: unknown } = {}): Promise<Response> => {

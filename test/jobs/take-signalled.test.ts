@@ -92,7 +92,7 @@ t.test("the worker takes signalled chats without a fetch, and fetches for a sign
   const psyche = await inProcessPsyche(
     t,
     { recallPromptTokens: 0, pollMs: 60_000 },
-    { engine: new ScriptedEngine(() => ({ text: "ok" }), 4) },
+    { engine: new ScriptedEngine(() => ({ text: "ok" }), 4), handOff: false },
   );
   const { boss, pool } = psyche.db;
   await chat(psyche, "warm up").then((r) => r.json());

@@ -1,7 +1,7 @@
 // Every statement that reads or writes pg-boss's own tables, so that a pg-boss upgrade (its
 // schema is not an API) touches this file alone. Queue names come from jobs/queue.ts.
 import type { Queryable } from "../pool.js";
-import { raw, type Sql, sql } from "../statement.js";
+import { type ForeignStatement, raw, type Sql, sql } from "../statement.js";
 
 /**
  * A queue's name as a literal in a statement's text, not a parameter. pg-boss partitions its
@@ -86,6 +86,23 @@ export const takeJobSql = (queue: string, id: Sql) =>
           retry_count = case when started_on is not null then retry_count + 1 else retry_count end
      where name = ${raw(queueLiteral(queue))} and id = ${id} and state < 'active' and start_after < now()
      returning id`;
+
+/**
+ * pg-boss's insert of a job (jobs/queue.ts sendStatement) changed to insert it already taken:
+ * active, started now, as its fetch would leave it. For a turn stored already claimed by the
+ * worker of the storing process (conversation/start-turn.ts): no fetch or take comes after. Its
+ * text is pg-boss's (node_modules/pg-boss/src/plans.js, insertJob): the column list and the
+ * select list each end at the queue's policy, once; a pg-boss whose insert is otherwise throws
+ * here, not at a turn's statement.
+ */
+export function insertTakenJob(job: ForeignStatement): ForeignStatement {
+  const columns = /\bpolicy(\s*\)\s*SELECT\b)/g;
+  const selected = /\bq\.policy(\s+FROM\b)/g;
+  if ((job.text.match(columns)?.length ?? 0) !== 1 || (job.text.match(selected)?.length ?? 0) !== 1)
+    throw new Error("pg-boss's job insert is not the one src/db/sql/pgboss-jobs.ts insertTakenJob was written for (pg-boss 10.4.2)");
+  const text = job.text.replace(columns, "policy, state, started_on$1").replace(selected, "q.policy, 'active'::pgboss.job_state, now()$1");
+  return { text, values: job.values };
+}
 
 /**
  * A statement's part that completes active job `id` (an SQL fragment) of queue `queue` as

@@ -5,7 +5,7 @@ import type { CheckedToolCall, ToolCall, ToolChoice, ToolSpec } from "../../tool
 import type { ResponseFormat } from "../../tools/response-format.js";
 import { messageArrays, type NewMessage } from "./conversations.js";
 import type { TurnEvent } from "./turn-events.js";
-import { completeJobSql, takeJobSql } from "./pgboss-jobs.js";
+import { completeJobSql, insertTakenJob, takeJobSql } from "./pgboss-jobs.js";
 
 export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
 export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
@@ -119,7 +119,19 @@ export interface TurnWithMessages extends NewTurn {
   firstPosition: number;
   messages: readonly NewMessage[];
   promptEndPosition: number;
+  /**
+   * Stored already claimed by this worker, its job inserted taken (insertTakenJob): the worker
+   * of the storing process runs it as handed (conversation/start-turn.ts).
+   */
+  claimedBy?: string | undefined;
 }
+
+/** A turn as its storing statement wrote it, with its conversation's scope (null for a text completion's). */
+export type StoredTurn = Turn & { scope: string | null };
+
+/** A turn's status, worker, attempts and start as it is inserted: queued, or claimed by `claimedBy`. */
+const insertedClaim = (claimedBy: string | undefined) =>
+  claimedBy === undefined ? sql`'queued', null::uuid, 0, null::timestamptz` : sql`'running', ${claimedBy}::uuid, 1, now()`;
 
 /** Whether a statement failed at psyche_require (migrations/000025_require.sql) for `what`. */
 export const failedRequirement = (err: unknown, what: string) =>
@@ -134,11 +146,12 @@ const TURN_HELD = "the worker holds the turn";
  * the request costs one round trip, and a new conversation needs no transaction around it. A
  * job pg-boss does not insert fails the whole statement, so no turn is stored without its job.
  */
-export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages, job: ForeignStatement): Promise<void> {
+export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages, job: ForeignStatement): Promise<StoredTurn> {
   const m = messageArrays(t.messages);
   const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+  const queued = t.claimedBy === undefined ? job : insertTakenJob(job);
   const statement = build(
-    sql`with job as (${foreign(job)}),
+    sql`with job as (${foreign(queued)}),
      conv as (
        insert into conversations (id, scope) values (${t.conversationId}, coalesce(${t.scope ?? null}::text, 'default'))
        on conflict (id) do nothing returning id),
@@ -147,31 +160,45 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages,
        where conversation_id = ${t.conversationId} and ${t.supersedeFrom}::int is not null and position >= ${t.supersedeFrom}
          and superseded_at is null returning 1),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, top_k, max_tokens, seed, stop, stream, job_id,
+       insert into turns as t (id, conversation_id, model, temperature, top_p, top_k, max_tokens, seed, stop, stream, job_id,
                           prompt_end_position, tools, tool_choice, parallel_tool_calls, response_format, presence_penalty,
-                          frequency_penalty, logit_bias, instructions, purpose, thought_budget, thought_effort)
+                          frequency_penalty, logit_bias, instructions, purpose, thought_budget, thought_effort,
+                          status, worker_id, attempts, started_at)
        values (${t.turnId}, ${t.conversationId}, ${t.model}, ${t.temperature}, ${t.topP}, ${t.topK ?? null}, ${t.maxTokens}, ${t.seed},
                ${t.stop}, ${t.stream}, ${t.jobId}, ${t.promptEndPosition}, ${t.tools?.length ? json(t.tools) : null}::jsonb,
                ${json(t.toolChoice)}::jsonb, ${t.parallelToolCalls ?? null}, ${json(t.responseFormat)}::jsonb,
                ${t.presencePenalty ?? null}, ${t.frequencyPenalty ?? null},
                ${t.logitBias && Object.keys(t.logitBias).length ? json(t.logitBias) : null}::jsonb, ${t.instructions ?? null},
-               ${t.purpose ?? "chat"}, ${t.thoughtBudget ?? null}::int, ${t.thoughtEffort ?? null}::text)
-       returning id),
+               ${t.purpose ?? "chat"}, ${t.thoughtBudget ?? null}::int, ${t.thoughtEffort ?? null}::text,
+               ${insertedClaim(t.claimedBy)})
+       returning ${raw(TURN_COLUMNS)}),
      ins as (
        insert into messages (conversation_id, position, role, content, name, tool_calls, tool_call_id, turn_id)
        select ${t.conversationId}, ${t.firstPosition} + m.ord - 1, m.role, m.content, m.name, m.tool_calls::jsonb, m.tool_call_id, ${t.turnId}
        from unnest(${m.roles}::text[], ${m.contents}::text[], ${m.names}::text[], ${m.toolCalls}::text[], ${m.toolCallIds}::text[])
          with ordinality as m(role, content, name, tool_calls, tool_call_id, ord)
        returning 1)
-     select (select count(*) from ins) as inserted, psyche_require((select count(*) from job) = 1, ${JOB_QUEUED}) as queued`,
-    job,
+     select ${raw(turnColumns("s"))},
+            -- A conversation made by this statement is not visible to it: its scope is the one given.
+            coalesce((select v.scope from conversations v where v.id = s.conversation_id), ${t.scope ?? null}::text, 'default') as scope,
+            (select count(*) from ins) as inserted, psyche_require((select count(*) from job) = 1, ${JOB_QUEUED}) as queued
+       from turn s`,
+    queued,
   );
   try {
-    await db.query(statement.text, statement.values);
+    const res = await db.query<StoredTurn>(statement.text, statement.values);
+    return storedTurn(res.rows[0]);
   } catch (err) {
     if (failedRequirement(err, JOB_QUEUED)) throw new Error("pg-boss did not accept the chat job", { cause: err });
     throw err;
   }
+}
+
+/** The row a storing statement returned, without the columns that only checked it. */
+function storedTurn(row: (StoredTurn & { inserted?: unknown; queued?: unknown }) | undefined): StoredTurn {
+  if (!row) throw new Error("storing the turn returned no row");
+  const { inserted: _inserted, queued: _queued, ...turn } = row;
+  return turn;
 }
 
 /** A text completion as it is queued: its prompt (and suffix) on the turn, no conversation. */
@@ -191,24 +218,31 @@ export interface NewCompletion {
   presencePenalty: number | null;
   frequencyPenalty: number | null;
   logitBias: Record<string, number> | null;
+  /** As TurnWithMessages.claimedBy. */
+  claimedBy?: string | undefined;
 }
 
 /** Stores a queued text completion and queues its job, in one statement (as insertTurnWithMessages does a chat's). */
-export async function insertCompletion(db: Queryable, t: NewCompletion, job: ForeignStatement): Promise<void> {
+export async function insertCompletion(db: Queryable, t: NewCompletion, job: ForeignStatement): Promise<StoredTurn> {
+  const queued = t.claimedBy === undefined ? job : insertTakenJob(job);
   const statement = build(
-    sql`with job as (${foreign(job)}),
+    sql`with job as (${foreign(queued)}),
      turn as (
-       insert into turns (id, conversation_id, model, temperature, top_p, top_k, max_tokens, seed, stop, stream, job_id,
-                          presence_penalty, frequency_penalty, logit_bias, purpose, prompt, suffix)
+       insert into turns as t (id, conversation_id, model, temperature, top_p, top_k, max_tokens, seed, stop, stream, job_id,
+                          presence_penalty, frequency_penalty, logit_bias, purpose, prompt, suffix, status, worker_id, attempts, started_at)
        values (${t.turnId}, null, ${t.model}, ${t.temperature}, ${t.topP}, ${t.topK}, ${t.maxTokens}, ${t.seed}, ${t.stop}, ${t.stream},
                ${t.jobId}, ${t.presencePenalty}, ${t.frequencyPenalty},
-               ${t.logitBias && Object.keys(t.logitBias).length ? JSON.stringify(t.logitBias) : null}::jsonb, 'completion', ${t.prompt}, ${t.suffix})
-       returning id)
-     select (select count(*) from turn) as inserted, psyche_require((select count(*) from job) = 1, ${JOB_QUEUED}) as queued`,
-    job,
+               ${t.logitBias && Object.keys(t.logitBias).length ? JSON.stringify(t.logitBias) : null}::jsonb, 'completion', ${t.prompt}, ${t.suffix},
+               ${insertedClaim(t.claimedBy)})
+       returning ${raw(TURN_COLUMNS)})
+     select ${raw(turnColumns("s"))}, null::text as scope,
+            psyche_require((select count(*) from job) = 1, ${JOB_QUEUED}) as queued
+       from turn s`,
+    queued,
   );
   try {
-    await db.query(statement.text, statement.values);
+    const res = await db.query<StoredTurn>(statement.text, statement.values);
+    return storedTurn(res.rows[0]);
   } catch (err) {
     if (failedRequirement(err, JOB_QUEUED)) throw new Error("pg-boss did not accept the completion's job", { cause: err });
     throw err;
@@ -227,8 +261,8 @@ export interface ClaimedTurn extends Turn {
   streamed_text: string;
   streamed_tokens: number;
   last_seq: number;
-  /** Its conversation's scope: what the turn recalls from and stores its memories in. */
-  scope: string;
+  /** Its conversation's scope: what the turn recalls from and stores its memories in; null for a text completion's. */
+  scope: string | null;
 }
 
 /**
