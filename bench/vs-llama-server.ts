@@ -24,6 +24,8 @@ export interface VsLlamaServerOptions {
   device?: string | undefined;
   /** How many chats at once the concurrency rows send; 1, 2, 4 and 8 unless given. */
   concurrency?: number[];
+  /** Bursts of each count on each server, in turn (CONCURRENT_ROUNDS unless given): the rows give their medians. */
+  concurrentRounds?: number;
   runs: number;
   maxTokens: number;
   /** Words of the agent session's system prompt (about 1.3 tokens each on the bench model). */
@@ -89,6 +91,8 @@ export type VsLlamaServerResult =
         fresh?: Side<{ ttftMs: number; decodeTps: number }> & { runs: number; maxTokens: number; decodeRatio: Quartiles };
       };
       concurrent: Side<ConcurrentResult>[];
+      /** Rounds of each count of chats at once on each server, the rows their medians (absent from older results: one). */
+      concurrentRounds?: number;
       session: Side<SessionResult>;
       /** Absent where the run measured no bursts (the tiny model's own comparison). */
       burst?: Side<Burst>;
@@ -235,6 +239,36 @@ export async function benchBursts(o: VsLlamaServerOptions): Promise<BurstResult>
   }
 }
 
+/**
+ * One burst of chats at once is one sample of a noisy machine: llama-server's own last first
+ * token of four read 14 ms in one run and 32 in the next (2026-12-05). So each count is sent in
+ * rounds, the servers in turn (which goes first alternating), new chats each round, and the rows
+ * give the rounds' medians.
+ */
+const CONCURRENT_ROUNDS = 5;
+
+async function concurrentRounds(
+  servers: Side<RunningServer>,
+  k: number,
+  maxTokens: number,
+  rounds: number,
+): Promise<Side<ConcurrentResult>> {
+  const runs: Side<ConcurrentResult[]> = { llama: [], psyche: [] };
+  for (let r = 0; r < rounds; r++) {
+    const order: (keyof Side<unknown>)[] = r % 2 === 0 ? ["llama", "psyche"] : ["psyche", "llama"];
+    for (const side of order) runs[side].push(await concurrent(servers[side].url, k, maxTokens, 100 * k + 1000 * r));
+  }
+  const mid = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const medians = (rs: ConcurrentResult[]): ConcurrentResult => ({
+    k,
+    aggregateTps: mid(rs.map((r) => r.aggregateTps)),
+    ttftMedianMs: mid(rs.map((r) => r.ttftMedianMs)),
+    ttftLastMs: mid(rs.map((r) => r.ttftLastMs)),
+    wallMs: mid(rs.map((r) => r.wallMs)),
+  });
+  return { llama: medians(runs.llama), psyche: medians(runs.psyche) };
+}
+
 async function both<T>(servers: Side<RunningServer>, measure: (url: string) => Promise<T>): Promise<Side<T>> {
   const llama = await measure(servers.llama.url);
   const psyche = await measure(servers.psyche.url);
@@ -277,7 +311,8 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       fresh: { llama: fresh.a, psyche: fresh.b, ...warmup, decodeRatio: fresh.decodeRatio },
     };
     const conc: Side<ConcurrentResult>[] = [];
-    for (const k of o.concurrency ?? [1, 2, 4, 8]) conc.push(await both(bare, (url) => concurrent(url, k, o.maxTokens, 100 * k)));
+    const rounds = o.concurrentRounds ?? CONCURRENT_ROUNDS;
+    for (const k of o.concurrency ?? [1, 2, 4, 8]) conc.push(await concurrentRounds(bare, k, o.maxTokens, rounds));
     for (const s of [bare.llama, bare.psyche]) await s.stop();
 
     o.say(`vs llama-server: ${model}, Psyche as shipped`);
@@ -300,6 +335,7 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       ...(o.gpu ? { gpu: o.device ?? o.gpu } : {}),
       oneStream: one,
       concurrent: conc,
+      concurrentRounds: rounds,
       session,
       ...(burstResult ? { burst: burstResult, burstPostgres } : {}),
       ...(o.modelName ? { modelName: o.modelName } : {}),
@@ -363,7 +399,7 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
     );
   return [
     "",
-    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, ${r.modelName ?? "the bench model unless named"}, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}${one.fresh ? ` Before them, ${one.fresh.runs} such pairs of ${one.fresh.maxTokens}-token requests warmed both servers, measured as the fresh server's row.` : ""}`,
+    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, ${r.modelName ?? "the bench model unless named"}, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}${one.fresh ? ` Before them, ${one.fresh.runs} such pairs of ${one.fresh.maxTokens}-token requests warmed both servers, measured as the fresh server's row.` : ""}${r.concurrentRounds ? ` Chats at once: each count sent in ${r.concurrentRounds} rounds on each server in turn (which goes first alternating), new chats each round; the rows give the rounds' medians.` : ""}`,
     "",
     "| measure | llama-server | Psyche | Psyche vs llama-server | target | met |",
     "| --- | --- | --- | --- | --- | --- |",
