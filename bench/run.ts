@@ -489,7 +489,7 @@ if (steps) {
 const turnsTable: string[] = turns
   ? [
       "",
-      `A chat turn's stages before its first token, measured ${turns.date.slice(0, 10)} (\`BENCH_ONLY=turns\`, \`bench/turn-path.ts\`): \`psyche serve\` on the tiny model (bare, the embedded database), 8-token replies read as a client reads them, after a warm-up; each stage from one point to the next, the points being the client's send, the starts of the statements that store the turn, claim it and write its first event, and the client's first token. Medians in microseconds of ${turns.runs} chats alone and of ${turns.rounds} rounds of ${turns.atOnce} at once; the embedded database's clock counts whole milliseconds, so the three middle stages are read to the millisecond.`,
+      `A chat turn's stages before its first token, measured ${turns.date.slice(0, 10)} (\`BENCH_ONLY=turns\`, \`bench/turn-path.ts\`): \`psyche serve\` on the tiny model (bare, the embedded database), 8-token replies read as a client reads them, after a warm-up; each stage from one point to the next, the points being the client's send, the starts of the statements that store the turn, claim it and write its first event, and the client's first token (a turn handed to the worker beside the web role is stored claimed, so its claim is its store's: none between them, \`src/jobs/hand-off.ts\`). Medians in microseconds of ${turns.runs} chats alone and of ${turns.rounds} rounds of ${turns.atOnce} at once; the embedded database's clock counts whole milliseconds, so the three middle stages are read to the millisecond.`,
       "",
       `| stage | alone (µs) | ${turns.atOnce} at once (µs) |`,
       "| --- | --- | --- |",
