@@ -207,13 +207,13 @@ export class InferenceWorker implements TurnTaker {
           continue;
         }
         if (!this.mustFetch && this.signalled.length > 0 && this.signalled.length <= room) {
-          await this.taken(() => this.takeSignalled());
+          await this.whileTaking(() => this.takeSignalled());
           if (!this.mustFetch && !(await this.idle.wait(this.doorbell))) this.mustFetch = true;
           continue;
         }
         this.mustFetch = false;
         this.signalled = [];
-        const fetched = await this.taken(async () => {
+        const fetched = await this.whileTaking(async () => {
           const fetched = await this.deps.boss.fetch<unknown>(INFERENCE_QUEUE, { batchSize: room, priority: true });
           await this.scheduler.admit(await this.parsed(fetched));
           return fetched;
@@ -232,7 +232,7 @@ export class InferenceWorker implements TurnTaker {
   }
 
   /** Runs a fetch or a take and its admission, with no room reserved meanwhile (reserve). */
-  private async taken<T>(take: () => Promise<T>): Promise<T> {
+  private async whileTaking<T>(take: () => Promise<T>): Promise<T> {
     this.taking = true;
     try {
       return await take();

@@ -1,7 +1,8 @@
 // The way into a text completion (POST /v1/completions): the checks every turn gets (the
 // model's name, the reply budget, the context), then a queued turn of purpose "completion" and
 // its job, stored together, and the worker signalled (or the turn handed to the worker beside
-// it, jobs/hand-off.ts), as conversation/open-turn.ts does for a chat. It belongs to no conversation: no persona, no recall, no memory (docs/api.md).
+// it, jobs/hand-off.ts), as conversation/open-turn.ts does for a chat. It belongs to no
+// conversation: no persona, no recall, no memory (docs/api.md).
 import { randomUUID } from "node:crypto";
 import { insertCompletion } from "../db/sql/turns.js";
 import { Channel } from "../jobs/bus.js";
