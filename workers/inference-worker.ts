@@ -17,6 +17,7 @@ import { Doorbell } from "../src/jobs/doorbell.js";
 import { PollBackoff } from "../src/jobs/poll-backoff.js";
 import { INFERENCE_QUEUE, type InferenceJob, InferenceJobSchema } from "../src/jobs/queue.js";
 import { closeAbandonedReveries, reclaimOrphanedTurns, resumeStrandedTurns } from "../src/jobs/reclaim.js";
+import { EventBatch } from "../src/conversation/event-batch.js";
 import { HandOff, runTurn } from "../src/conversation/run-turn.js";
 import type { InferenceEngine } from "../src/inference/engine.js";
 import { ModelScheduler, type ScheduledJob, WAKE_DEADLINE_MS } from "../src/inference/scheduler.js";
@@ -69,6 +70,8 @@ export class InferenceWorker implements TurnTaker {
   /** The wait after a fetch that found fewer jobs than there was room for (jobs/poll-backoff.ts). */
   private readonly idle: PollBackoff;
   private readonly host = hostname();
+  /** Its turns' event writes of one moment, in one statement (conversation/event-batch.ts). */
+  private readonly events: EventBatch;
   private stopping = false;
   private loop: Promise<void> | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -99,6 +102,7 @@ export class InferenceWorker implements TurnTaker {
 
   constructor(private readonly deps: InferenceWorkerDeps) {
     this.idle = new PollBackoff({ pollMs: deps.pollMs, complete: () => deps.bus.complete });
+    this.events = new EventBatch(deps.pool);
     this.scheduler = new ModelScheduler<WorkerJob>(deps.engine, {
       runChat: (job, signal) => this.chat(job, signal),
       runReverie: (job, controller) => this.reverie(job, controller),
@@ -277,7 +281,13 @@ export class InferenceWorker implements TurnTaker {
     if (job.data.kind !== "chat") return;
     const turnId = job.data.turnId;
     try {
-      const deps = { ...this.deps, model: this.scheduler, workerId: this.id, streams: () => this.scheduler.streams };
+      const deps = {
+        ...this.deps,
+        model: this.scheduler,
+        workerId: this.id,
+        streams: () => this.scheduler.streams,
+        events: this.events,
+      };
       const outcome = await runTurn(deps, turnId, job.id, signal, job.taken);
       this.count(outcome);
       // Handed off: the job and turn stay as they are, for the next worker to reclaim.

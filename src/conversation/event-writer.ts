@@ -2,14 +2,14 @@
 // first token), then at most one write per `flushMs()`. Each write signals the turn's channel
 // and reports whether the turn was cancelled or taken from this worker. A reasoning model's
 // thought and its reply are events of their own kinds ("reasoning", "delta"), written in order.
-import { appendEvent } from "../db/sql/turn-events.js";
 import type { TailEvent } from "../db/sql/turns.js";
-import type { Queryable } from "../db/pool.js";
+import type { EventBatch } from "./event-batch.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { encodeTurnSignal } from "../jobs/turn-signal.js";
 
 export interface EventWriterOptions {
-  pool: Queryable;
+  /** Where the writes go: one statement with the other turns' writes of the same moment. */
+  events: EventBatch;
   bus: SignalBus;
   turnId: string;
   workerId: string;
@@ -71,7 +71,7 @@ export class EventWriter {
   private async writeEvent({ seq, content: text, tokens, kind }: Required<TailEvent>): Promise<boolean> {
     this.lastFlush = Date.now();
     try {
-      const res = await appendEvent(this.o.pool, this.o.turnId, this.o.workerId, seq, kind, text, tokens);
+      const res = await this.o.events.append({ turnId: this.o.turnId, workerId: this.o.workerId, seq, kind, content: text, tokens });
       if (!res.written) {
         this.lost = true;
         this.stop("lost");

@@ -18,6 +18,7 @@ import type { GeneratedToolCall } from "../tools/types.js";
 import { formatInstruction } from "../tools/response-format.js";
 import { offeredTools, offersServerTools } from "../tools/offered.js";
 import { ContextOverflow } from "../errors.js";
+import { EventBatch } from "./event-batch.js";
 import { EventWriter } from "./event-writer.js";
 
 export interface RunTurnDeps {
@@ -44,6 +45,8 @@ export interface RunTurnDeps {
    * "Spaced by the streams").
    */
   streams?: () => number;
+  /** The worker's one writer of its turns' events, which writes those of the same moment together; without it, each turn writes alone. */
+  events?: EventBatch | undefined;
 }
 
 /**
@@ -187,7 +190,7 @@ async function generateTurn(
   if (turn.cancel_requested_at) stop("cancelled");
 
   const writer = new EventWriter({
-    pool: deps.pool,
+    events: deps.events ?? new EventBatch(deps.pool),
     bus: deps.bus,
     turnId: turn.id,
     workerId: deps.workerId,

@@ -29,7 +29,7 @@ export async function appendEvent(
   kind: TurnEventKind,
   content: string,
   tokens = 0,
-): Promise<{ written: boolean; cancelRequested: boolean }> {
+): Promise<AppendResult> {
   const res = await db.query<{ written: boolean; cancel: boolean | null }>(
     `with owner as (
        select id, cancel_requested_at from turns where id = $1 and worker_id = $2 and status = 'running'),
@@ -40,6 +40,54 @@ export async function appendEvent(
   );
   const row = res.rows[0];
   return { written: row?.written ?? false, cancelRequested: row?.cancel ?? false };
+}
+
+/** One event for appendEvents: its turn, the worker that must still hold it, and the event. */
+export interface EventAppend {
+  turnId: string;
+  workerId: string;
+  seq: number;
+  kind: TurnEventKind;
+  content: string;
+  tokens: number;
+}
+
+export interface AppendResult {
+  written: boolean;
+  cancelRequested: boolean;
+}
+
+/**
+ * appendEvent for several turns' events in one statement, each checked on its own: a row whose
+ * worker no longer holds its turn, or whose seq is taken, is not written (and reads as such);
+ * the others are. The results are in the rows' order. A row that makes the statement fail
+ * (not a uuid) fails them all: conversation/event-batch.ts then writes each alone.
+ */
+export async function appendEvents(db: Queryable, rows: EventAppend[]): Promise<AppendResult[]> {
+  const res = await db.query<{ written: boolean; cancel: boolean | null }>(
+    `with req as (
+       select * from unnest($1::uuid[], $2::uuid[], $3::int[], $4::text[], $5::text[], $6::int[])
+         with ordinality as r(turn_id, worker_id, seq, kind, content, tokens, i)),
+     owner as (
+       select r.i, r.turn_id, r.seq, r.kind, r.content, r.tokens, t.cancel_requested_at
+       from req r join turns t on t.id = r.turn_id and t.worker_id = r.worker_id and t.status = 'running'),
+     ins as (
+       insert into turn_events (turn_id, seq, kind, content, tokens)
+       select turn_id, seq, kind, content, tokens from owner order by i
+       on conflict (turn_id, seq) do nothing returning turn_id, seq)
+     select exists (select 1 from ins where ins.turn_id = r.turn_id and ins.seq = r.seq) as written,
+            (select o.cancel_requested_at is not null from owner o where o.i = r.i) as cancel
+     from req r order by r.i`,
+    [
+      rows.map((r) => r.turnId),
+      rows.map((r) => r.workerId),
+      rows.map((r) => r.seq),
+      rows.map((r) => r.kind),
+      rows.map((r) => r.content),
+      rows.map((r) => r.tokens),
+    ],
+  );
+  return res.rows.map((row) => ({ written: row.written, cancelRequested: row.cancel ?? false }));
 }
 
 /** Appends a closing event regardless of the worker (used when a turn fails or is reclaimed). */
