@@ -25,11 +25,20 @@ export interface EmbeddedDatabaseOptions {
 export interface EmbeddedDatabase {
   /** `postgresql://postgres:<password>@host:port/postgres`, usable by pg, pg-boss and psql. */
   connectionString: string;
+  /**
+   * For this process's own connections: pglite-socket's Unix socket itself, past the password
+   * gate, whose directory only this user can enter. A statement's round trip then makes two
+   * socket hops on the event loop, not four (0.28 ms against 0.47 for `select 1`, idle, on
+   * 2 cores; the loop also runs the chats' HTTP and the model's callbacks).
+   */
+  ownConnectionString: string;
   port: number;
   /** The in-process PGlite, for LISTEN/NOTIFY inside this process. */
   pglite: PGlite;
   stop(): Promise<void>;
 }
+
+const SOCKET_PORT = 5432;
 
 export class DatabaseInUseError extends UserError {
   override name = "DatabaseInUseError";
@@ -64,7 +73,9 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   // password gate's (db/password-gate.ts). The directory is a short temporary one: a socket's
   // path has a length limit that a deep data directory would pass.
   const socketDir = mkdtempSync(join(tmpdir(), "psyche-db-"));
-  const socketPath = join(socketDir, ".s.PGSQL");
+  // Named as pg names a server's socket (`<dir>/.s.PGSQL.<port>`), so a connection string with
+  // the directory as its host reaches it; the port number only names the file.
+  const socketPath = join(socketDir, `.s.PGSQL.${SOCKET_PORT}`);
   const server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: options.maxConnections ?? 64 });
   keepProtocolGroupsTogether(server);
   let gate: PasswordGate;
@@ -88,6 +99,7 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   let stopped = false;
   return {
     connectionString: embeddedUrl(host, port, password),
+    ownConnectionString: `postgresql://postgres@localhost:${SOCKET_PORT}/postgres?host=${encodeURIComponent(socketDir)}`,
     port,
     pglite,
     async stop() {

@@ -33,12 +33,14 @@ export async function serve(config: Config, log: Logger, opts: { engine?: Infere
     // Before the database and the model: a taken port is said at once (http/server.ts).
     await ensurePortFree(config.host, config.port);
     let connectionString = config.databaseUrl;
+    let own = connectionString;
     if (!connectionString) {
       const embedded = await startEmbeddedDatabase({ dataDir: config.dataDir, port: config.dbPort });
       stack.push("embedded database", () => embedded.stop());
       connectionString = embedded.connectionString;
+      own = embedded.ownConnectionString;
     }
-    const db = await connect(s, connectionString, { migrate: true, supervise: true, embeddedInProcess: !config.databaseUrl });
+    const db = await connect(s, own!, { migrate: true, supervise: true, embeddedInProcess: !config.databaseUrl });
     const engine = opts.engine ?? (await createLlamaEngine(config, log));
     const mem = await startMemoryServices(s, db);
     const worker = await startInferenceRole(s, db, engine, mem);

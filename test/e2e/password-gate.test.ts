@@ -114,3 +114,16 @@ t.test("psql: refused without the password, let in with it", { skip: psql ? fals
   t.equal(admitted.code, 0, admitted.err);
   t.equal(admitted.out.trim(), "42");
 });
+
+t.test("the process's own way in: pglite-socket's Unix socket, in a directory only its owner may enter", async (t) => {
+  const own = new URL(db.ownConnectionString);
+  const dir = own.searchParams.get("host")!;
+  t.match(dir, /^\//, "a socket's directory, not a network host");
+  t.equal(statSync(dir).mode & 0o777, 0o700, "the owner's alone");
+  t.ok(statSync(join(dir, `.s.PGSQL.${own.port}`)).isSocket(), "the socket pg's connection string names");
+  t.notMatch(db.ownConnectionString, password, "no password in it: the directory is the gate");
+  const client = new pg.Client({ connectionString: db.ownConnectionString });
+  await client.connect();
+  t.teardown(() => client.end());
+  t.equal((await client.query("select 1 + 1 as two")).rows[0].two, 2, "and the same database answers");
+});

@@ -30,7 +30,7 @@ export async function testDatabase(t: Test): Promise<TestDatabase> {
     await seedDatabase(dataDir);
     const embedded = await startEmbeddedDatabase({ dataDir, port: 0 });
     stack.push("embedded database", () => embedded.stop());
-    url = embedded.connectionString;
+    url = embedded.ownConnectionString;
   }
   const handles = await connect({ log, stack }, url, {
     migrate: true,
