@@ -44,6 +44,7 @@ import { chatWrapperFor, thoughtsOffFor } from "./families/chat-wrapper.js";
 import { CallHold, textCallsFor } from "./families/text-calls.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
+import { READ_TILE, tiledReadStart } from "./read-tile.js";
 import {
   batchUnderWay,
   forceToken,
@@ -196,6 +197,10 @@ export class LlamaEngine implements InferenceEngine {
   readonly stateCosts = new StateCosts();
   /** A batch's sequences sampled in one native call (an engine built here; inference/llama-internals.ts): its counts; undefined where not. */
   oneCallSampling: OneCallSampling | undefined;
+  /** On the CPU with flash attention (llama.cpp's choice, on there): the batch it reads in tiles (inference/read-tile.ts). */
+  private readonly readTile: number | undefined;
+  /** Short reads stepped back to make a tile, since the engine started. */
+  tiledReads = 0;
 
   private constructor(
     private readonly options: LlamaEngineOptions,
@@ -218,6 +223,7 @@ export class LlamaEngine implements InferenceEngine {
     // are neighbouring sequence ids (inference/scheduler.ts places chats side by side for that).
     const reverie = slot();
     this.sequences = [...Array.from({ length: this.slots }, slot), reverie];
+    this.readTile = options.llama.gpu === false && context.flashAttention !== false ? READ_TILE : undefined;
     const bytes = options.promptCacheBytes ?? 0;
     this.cache = bytes > 0 ? new PromptCache(bytes, options.promptCacheParent) : undefined;
   }
@@ -465,16 +471,18 @@ export class LlamaEngine implements InferenceEngine {
     if (request.signal?.aborted) return cancelled;
     this.generating++;
     try {
+      let toRead = whole - held;
+      // A dream's prompt is read a few tokens a step (readPrompt): no tile to make.
       if (request.sequence === "dream" && request.signal) {
         await this.readPrompt(slot.chat, history, request.signal);
         if (request.signal.aborted) return cancelled;
-      }
+      } else toRead = await this.readInTiles(slot, held, whole);
       return await this.generateWith(
         slot,
         request,
         history,
         { functions, forced },
-        { promptTokens, cachedTokens, maxTokens, toRead: whole - held },
+        { promptTokens, cachedTokens, maxTokens, toRead },
         phase,
       );
     } finally {
@@ -496,6 +504,7 @@ export class LlamaEngine implements InferenceEngine {
     const maxTokens = Math.min(request.maxTokens, this.contextSize - promptTokens - 1);
     this.generating++;
     try {
+      await this.readInTiles(slot, held, promptTokens);
       return await completeText(text, request, {
         model: this.options.model,
         sequence: slot.chat.sequence,
@@ -508,6 +517,22 @@ export class LlamaEngine implements InferenceEngine {
     } finally {
       this.generating--;
     }
+  }
+
+  /**
+   * Steps a short read back into what the slot holds, so that the model reads one tile
+   * (inference/read-tile.ts): the slot forgets its last few held tokens, and the generation
+   * reads them again with the new ones. Returns the tokens the generation will read. The
+   * reply's usage still counts the held tokens as cached: they were.
+   */
+  private async readInTiles(slot: ChatSlot, held: number, whole: number): Promise<number> {
+    const from = this.readTile ? tiledReadStart(held, whole - held, this.readTile) : held;
+    const sequence = slot.chat.sequence;
+    if (from < held) {
+      await sequence.eraseContextTokenRanges([{ start: from, end: sequence.nextTokenIndex }]);
+      this.tiledReads++;
+    }
+    return whole - from;
   }
 
   /** The generation itself, in `slot`, once the prompt is known to fit. */
