@@ -154,6 +154,9 @@ if (part("serving-tiny") && !gpu) {
     // Its vocabulary is mostly single characters: some 6 tokens a word.
     sessionWords: Number(process.env.BENCH_TINY_SESSION_WORDS ?? 2_500),
     bursts: false,
+    // A session's cold prompt takes about a second here: three each, and on the bare servers too.
+    sessions: 3,
+    bareSessions: true,
     targets: { oneStream: 0.9, atOnce: 0.8, lastFirstToken: 2, atOnceCounts: [4, 16] },
   });
 }

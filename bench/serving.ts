@@ -220,8 +220,8 @@ export interface SessionResult {
  * An agent session's first request (cold), a side request, then its next request (warm); then
  * `slots` chats at once, so that one of them must take the session's slot, and its next request.
  */
-export async function agentSession(url: string, words: number, slots: number): Promise<SessionResult> {
-  const system: Message = { role: "system", content: agentPrompt(words) };
+export async function agentSession(url: string, words: number, slots: number, opening = ""): Promise<SessionResult> {
+  const system: Message = { role: "system", content: opening + agentPrompt(words) };
   const first: Message[] = [system, { role: "user", content: "List the files." }];
   const cold = await streamChat(url, first, 8, 1);
   // A side request between two of the session's (Claude Code sends titles and summaries so).

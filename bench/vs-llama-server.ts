@@ -42,6 +42,14 @@ export interface VsLlamaServerOptions {
   warmup?: { runs: number; maxTokens: number };
   /** Whether the short-chat bursts are measured too (default true). */
   bursts?: boolean;
+  /**
+   * Agent sessions on each server, each its own system prompt, in turn (which goes first
+   * alternating); the table gives the median session by its warm turn's share of its cold one.
+   * 1 unless given: a session of the bench model reads its cold prompt for minutes on a CPU.
+   */
+  sessions?: number;
+  /** Whether agent sessions are measured on the bare servers too (the same prompt to both), beside the shipped one. */
+  bareSessions?: boolean;
   /** The model's name for the table, where it is not the bench model. */
   modelName?: string;
   /** The targets the table checks; TARGETS unless given. */
@@ -94,6 +102,10 @@ export type VsLlamaServerResult =
       /** Rounds of each count of chats at once on each server, the rows their medians (absent from older results: one). */
       concurrentRounds?: number;
       session: Side<SessionResult>;
+      /** Sessions each server had, the median one given (absent from older results: one). */
+      sessions?: number;
+      /** The same on the bare servers, where measured. */
+      bareSession?: Side<SessionResult>;
       /** Absent where the run measured no bursts (the tiny model's own comparison). */
       burst?: Side<Burst>;
       /** The model, where not the bench model; the targets, where not TARGETS. */
@@ -269,6 +281,23 @@ async function concurrentRounds(
   return { llama: medians(runs.llama), psyche: medians(runs.psyche) };
 }
 
+/**
+ * `n` agent sessions on each server, in turn (which goes first alternating), each opening its
+ * system prompt with its own line so that none finds another's prompt held; the median session
+ * by its warm turn's share of its cold one. A session's warm turn is one request, and one
+ * request on this shared machine moved by half from run to run (2026-12-06).
+ */
+async function sessionRounds(servers: Side<RunningServer>, o: VsLlamaServerOptions, n: number): Promise<Side<SessionResult>> {
+  const runs: Side<SessionResult[]> = { llama: [], psyche: [] };
+  for (let r = 0; r < n; r++) {
+    const order: (keyof Side<unknown>)[] = r % 2 === 0 ? ["llama", "psyche"] : ["psyche", "llama"];
+    const opening = n > 1 ? `Session ${r + 1}. ` : "";
+    for (const side of order) runs[side].push(await agentSession(servers[side].url, o.sessionWords + 17, o.parallel, opening));
+  }
+  const median = (rs: SessionResult[]) => [...rs].sort((a, b) => a.warmShareOfCold - b.warmShareOfCold)[Math.floor(rs.length / 2)]!;
+  return { llama: median(runs.llama), psyche: median(runs.psyche) };
+}
+
 async function both<T>(servers: Side<RunningServer>, measure: (url: string) => Promise<T>): Promise<Side<T>> {
   const llama = await measure(servers.llama.url);
   const psyche = await measure(servers.psyche.url);
@@ -313,6 +342,8 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
     const conc: Side<ConcurrentResult>[] = [];
     const rounds = o.concurrentRounds ?? CONCURRENT_ROUNDS;
     for (const k of o.concurrency ?? [1, 2, 4, 8]) conc.push(await concurrentRounds(bare, k, o.maxTokens, rounds));
+    const sessions = o.sessions ?? 1;
+    const bareSession = o.bareSessions ? await sessionRounds(bare, o, sessions) : undefined;
     for (const s of [bare.llama, bare.psyche]) await s.stop();
 
     o.say(`vs llama-server: ${model}, Psyche as shipped`);
@@ -321,7 +352,7 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       psyche: await start(psyche(o, o.benchModel, "vs-shipped", sessionContext, false)),
     };
     await both(shipped, (url) => oneStream(url, 1, 4));
-    const session = await both(shipped, (url) => agentSession(url, o.sessionWords + 17, o.parallel));
+    const session = await sessionRounds(shipped, o, sessions);
     for (const s of [shipped.llama, shipped.psyche]) await s.stop();
 
     const { burst: burstResult, burstPostgres } = o.bursts === false ? {} : await bursts(o, build.path, start);
@@ -337,6 +368,8 @@ export async function benchVsLlamaServer(o: VsLlamaServerOptions): Promise<VsLla
       concurrent: conc,
       concurrentRounds: rounds,
       session,
+      sessions,
+      ...(bareSession ? { bareSession } : {}),
       ...(burstResult ? { burst: burstResult, burstPostgres } : {}),
       ...(o.modelName ? { modelName: o.modelName } : {}),
       ...(o.targets ? { targets: o.targets } : {}),
@@ -375,8 +408,14 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
     );
   }
   const s = r.session;
+  const of = r.sessions && r.sessions > 1 ? `, the median of ${r.sessions}` : "";
+  const b = r.bareSession;
+  if (b)
+    rows.push(
+      `| agent session (${b.psyche.promptTokens} prompt tokens), bare${of}: first token cold / warm (ms) | ${f0(b.llama.coldTtftMs)} / ${f0(b.llama.warmTtftMs)} | ${f0(b.psyche.coldTtftMs)} / ${f0(b.psyche.warmTtftMs)} | warm ${(b.psyche.warmTtftMs / b.llama.warmTtftMs).toFixed(2)}x llama-server's; ${pct(b.psyche.warmShareOfCold)} of cold |  | - |`,
+    );
   rows.push(
-    `| agent session (${s.psyche.promptTokens} prompt tokens), Psyche as shipped: first token cold / warm (ms) | ${f0(s.llama.coldTtftMs)} / ${f0(s.llama.warmTtftMs)} | ${f0(s.psyche.coldTtftMs)} / ${f0(s.psyche.warmTtftMs)} | warm = ${pct(s.psyche.warmShareOfCold)} of cold | <= 10% | ${pass(s.psyche.warmShareOfCold <= 0.1)} |`,
+    `| agent session (${s.psyche.promptTokens} prompt tokens), Psyche as shipped${of}: first token cold / warm (ms) | ${f0(s.llama.coldTtftMs)} / ${f0(s.llama.warmTtftMs)} | ${f0(s.psyche.coldTtftMs)} / ${f0(s.psyche.warmTtftMs)} | warm = ${pct(s.psyche.warmShareOfCold)} of cold | <= 10% | ${pass(s.psyche.warmShareOfCold <= 0.1)} |`,
   );
   // Older results have no such request.
   if (s.psyche.afterTakenTtftMs !== undefined && s.llama.afterTakenTtftMs !== undefined)
