@@ -167,6 +167,16 @@ export function toChatHistory(messages: readonly PromptMessage[], partialRespons
  */
 const PROMPT_CHUNK = 4;
 
+/**
+ * Whether a slot of this model can forget its last few tokens and read them again: not a
+ * recurrent or hybrid model's, whose state cannot lose a suffix (node-llama-cpp would read the
+ * whole prompt again), nor one whose sliding window is shorter than a tile.
+ */
+const stepsBack = (model: LlamaModel): boolean => {
+  const insights = model.fileInsights;
+  return !insights.isRecurrent && !insights.isHybrid && !(insights.swaSize !== undefined && insights.swaSize <= READ_TILE);
+};
+
 /** A request's prompt as this engine renders it: its tokens, and what generation needs of it. */
 interface LlamaPrompt extends RenderedPrompt {
   readonly tokens: Token[];
@@ -223,7 +233,7 @@ export class LlamaEngine implements InferenceEngine {
     // are neighbouring sequence ids (inference/scheduler.ts places chats side by side for that).
     const reverie = slot();
     this.sequences = [...Array.from({ length: this.slots }, slot), reverie];
-    this.readTile = options.llama.gpu === false && context.flashAttention !== false ? READ_TILE : undefined;
+    this.readTile = options.llama.gpu === false && context.flashAttention !== false && stepsBack(options.model) ? READ_TILE : undefined;
     const bytes = options.promptCacheBytes ?? 0;
     this.cache = bytes > 0 ? new PromptCache(bytes, options.promptCacheParent) : undefined;
   }

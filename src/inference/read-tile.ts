@@ -14,9 +14,10 @@ export const READ_TILE = 64;
 
 /**
  * Where a read of `toRead` new tokens after the `held` tokens a slot keeps should start: `held`,
- * or as far back as makes the read one tile, when the read is short but not too short to gain.
+ * or as far back as makes the read one tile, when the read is short but not too short to gain,
+ * and the slot holds a tile or more (less is read row by row in no time).
  */
 export function tiledReadStart(held: number, toRead: number, tile = READ_TILE): number {
-  if (toRead < tile / 8 || toRead >= tile) return held;
-  return Math.max(0, held - (tile - toRead));
+  if (toRead < tile / 8 || toRead >= tile || held < tile) return held;
+  return held - (tile - toRead);
 }

@@ -18,7 +18,8 @@ t.test("where a read starts", async (t) => {
   t.equal(tiledReadStart(1000, 0), 1000, "nothing to read");
   t.equal(tiledReadStart(1000, READ_TILE), 1000, "a tile already");
   t.equal(tiledReadStart(1000, 500), 1000);
-  t.equal(tiledReadStart(20, 30), 0, "no further back than the start");
+  t.equal(tiledReadStart(READ_TILE, 30), 30, "a slot holding one tile steps back");
+  t.equal(tiledReadStart(READ_TILE - 1, 30), READ_TILE - 1, "a slot holding less reads as it is");
   t.equal(tiledReadStart(0, 30), 0);
 });
 
