@@ -81,49 +81,66 @@ interface TranscriptMessage {
   content: string;
   tool_calls?: readonly { id: string; name: string; arguments: string }[] | null;
   tool_call_id?: string | null;
+  /** The context an earlier turn put before this user message (migrations/000031_message_context.sql). */
+  context?: string | null;
 }
 
 /**
  * Persona, the turn's own instructions (the Responses API's), transcript, and `context` (mood,
- * memories) as a system message just before the latest user message: the transcript before it
- * stays a stable prefix, so the model's cache of it is reused from turn to turn (a client that
- * sends instructions sends the same ones each time).
+ * memories) as a system message just before the latest user message. Each earlier user message
+ * keeps the context it was answered with, in its place (`earlier`: unless they are left out to
+ * fit): so the transcript before the latest context stays the prefix the model read last time,
+ * and its cache of it is reused from turn to turn, also after an agent's loop of tool results (a
+ * client that sends instructions sends the same ones each time).
  */
 export function buildPrompt(
   persona: string,
   messages: readonly TranscriptMessage[],
   context = "",
   instructions: string | null = null,
+  earlier = true,
 ): PromptMessage[] {
   const prompt: PromptMessage[] = [];
   if (persona) prompt.push({ role: "system", content: persona });
   if (instructions) prompt.push({ role: "system", content: instructions });
-  for (const m of messages) {
+  const latest = messages.findLastIndex((m) => m.role === "user");
+  messages.forEach((m, i) => {
+    if (i === latest && context) prompt.push({ role: "system", content: context });
+    else if (earlier && i < latest && m.role === "user" && m.context) prompt.push({ role: "system", content: m.context });
     if (m.role === "system" || m.role === "user") prompt.push({ role: m.role, content: m.content });
     else if (m.role === "assistant")
       prompt.push({ role: "assistant", content: m.content, ...(m.tool_calls?.length ? { toolCalls: m.tool_calls } : {}) });
     else if (m.role === "tool" && m.tool_call_id) prompt.push({ role: "tool", content: m.content, toolCallId: m.tool_call_id });
-  }
-  if (context) {
-    const lastUser = prompt.findLastIndex((m) => m.role === "user");
-    prompt.splice(lastUser === -1 ? prompt.length : lastUser, 0, { role: "system", content: context });
-  }
+  });
+  if (latest === -1 && context) prompt.push({ role: "system", content: context });
   return prompt;
 }
 
-/** The mood-and-memories context for a turn; a failure costs the context, never the turn. */
-async function recallFor(deps: RunTurnDeps, turn: ClaimedTurn, signal: AbortSignal, log: Logger): Promise<string> {
-  if (!deps.recall || turn.purpose === "completion") return "";
-  const query = turn.prompt_messages.findLast((m) => m.role === "user")?.content ?? "";
+/**
+ * The mood-and-memories context for a turn, and whether it was recalled now: an agent loop's
+ * later steps answer the same user message, and reuse the context its first step placed before
+ * it. A failure costs the context, never the turn.
+ */
+async function contextFor(
+  deps: RunTurnDeps,
+  turn: ClaimedTurn,
+  signal: AbortSignal,
+  log: Logger,
+): Promise<{ text: string; recalled?: { position: number; text: string } }> {
+  if (turn.purpose === "completion") return { text: "" };
+  const anchor = turn.prompt_messages.findLast((m) => m.role === "user");
+  if (anchor?.context) return { text: anchor.context };
+  if (!deps.recall) return { text: "" };
   try {
-    return await deps.recall.contextFor(query, {
+    const text = await deps.recall.contextFor(anchor?.content ?? "", {
       signal,
       scopes: readableScopes(turn.scope ?? DEFAULT_SCOPE),
       conversationId: turn.conversation_id ?? undefined,
     });
+    return { text, ...(anchor && text ? { recalled: { position: anchor.position, text } } : {}) };
   } catch (err) {
     if (!signal.aborted) log.warn({ err }, "recalling memories failed; answering without them");
-    return "";
+    return { text: "" };
   }
 }
 
@@ -201,19 +218,22 @@ async function generateTurn(
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
   try {
     let result: GenerateResult & { serverToolCalls: ServerToolCall[] };
+    // The context recalled now, kept with the turn's end on the user message it was put before.
+    let placed: { position: number; text: string } | undefined;
     try {
-      const recalled = await recallFor(deps, turn, controller.signal, log);
+      const context = await contextFor(deps, turn, controller.signal, log);
+      placed = context.recalled;
       // Beside the memories, so the transcript before them stays the cached prefix.
       const withContext = (memories: string) =>
         turn.response_format ? [memories, formatInstruction(turn.response_format)].filter(Boolean).join("\n\n") : memories;
       let spoke = false;
-      const generate = (memories: string) =>
+      const generate = (memories: string, earlier: boolean) =>
         turn.purpose === "completion"
           ? completeTurn(deps, turn, sofar, controller.signal, (text, tokens) => writer.push(text, tokens))
           : generateWithServerTools(
               deps,
               turn,
-              buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions),
+              buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions, earlier),
               sofar,
               controller.signal,
               {
@@ -228,15 +248,27 @@ async function generateTurn(
               },
             );
       // The request was checked against the context where it arrived (conversation/context-fit.ts);
-      // the memories recalled here come on top of it, and give way when they do not fit.
-      result = await generate(recalled).catch((err: unknown) => {
-        if (!(err instanceof ContextOverflow) || !recalled || spoke) throw err;
-        log.info(
-          { promptTokens: err.promptTokens, contextSize: err.contextSize },
-          "the recalled memories do not fit the context beside the prompt; answering without them",
-        );
-        return generate("");
-      });
+      // the memories come on top of it, and give way when they do not fit: this turn's first (what
+      // is kept from earlier turns is still the prefix the model holds), then all of them.
+      const anchor = turn.prompt_messages.findLast((m) => m.role === "user");
+      const kept = turn.prompt_messages.some((m) => m.context && m.role === "user" && m !== anchor);
+      const tries: [memories: string, earlier: boolean][] = [[context.text, true]];
+      if (context.text && kept) tries.push(["", true]);
+      if (context.text || kept) tries.push(["", false]);
+      for (let i = 0; ; i++) {
+        const [memories, earlier] = tries[i]!;
+        try {
+          result = await generate(memories, earlier);
+          break;
+        } catch (err) {
+          if (!(err instanceof ContextOverflow) || spoke || i + 1 === tries.length) throw err;
+          log.info(
+            { promptTokens: err.promptTokens, contextSize: err.contextSize, keepingEarlier: tries[i + 1]![1] },
+            "the recalled memories do not fit the context beside the prompt; answering without them",
+          );
+          placed = undefined;
+        }
+      }
     } catch (err) {
       // Stopped before the first token (during recall, or while the model read its prompt): a
       // cancel like any other, with nothing said, not a failure.
@@ -291,6 +323,7 @@ async function generateTurn(
         // Its job completes with it: the worker has nothing more to tell pg-boss (RunTurnOutcome).
         chatJob: { queue: INFERENCE_QUEUE, id: jobId },
         tail,
+        context: placed,
       },
     );
     // The last text and the closing event ride on the signals, committed: a follower relays

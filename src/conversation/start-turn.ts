@@ -72,10 +72,19 @@ export async function queueTurnIn(
   );
   if (input.claimedBy === undefined) return { jobId, turn: undefined };
   // The prompt as a claim would read it back (db/sql/turns.ts, CLAIMED_COLUMNS): the kept
-  // transcript, then the new messages, tool calls as stored JSON (none: null).
-  const promptMessages = [
-    ...kept.map((m) => ({ role: m.role, content: m.content, tool_calls: m.tool_calls, tool_call_id: m.tool_call_id })),
-    ...fresh.map((m) => ({
+  // transcript with the contexts placed in it, then the new messages, tool calls as stored JSON (none: null).
+  const promptMessages: ClaimedTurn["prompt_messages"] = [
+    ...kept.map((m) => ({
+      position: m.position,
+      role: m.role,
+      content: m.content,
+      tool_calls: m.tool_calls,
+      tool_call_id: m.tool_call_id,
+      context: m.context,
+    })),
+    ...fresh.map((m, i) => ({
+      position: firstPosition + i,
+      context: null,
       role: m.role,
       content: m.content,
       tool_calls: m.toolCalls?.length ? (JSON.parse(JSON.stringify(m.toolCalls)) as ToolCall[]) : null,

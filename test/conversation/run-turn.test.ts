@@ -5,6 +5,7 @@
 import t from "tap";
 import { randomUUID } from "node:crypto";
 import { openTurn } from "../../src/conversation/open-turn.js";
+import type { TurnRequest } from "../../src/conversation/turn-request.js";
 import { HandOff, runTurn } from "../../src/conversation/run-turn.js";
 import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
 import { standaloneScheduler } from "../../src/inference/scheduler.js";
@@ -17,7 +18,7 @@ import { TestEngine } from "../helpers/scripted-engine.js";
 /** An engine that does what the test says next: answer, fail, wait for its signal, or refuse a prompt with memories in it. */
 class NextEngine extends TestEngine {
   readonly modelName = "next";
-  next: "answer" | "fail" | "wait" | "overflow-with-memories" = "answer";
+  next: "answer" | "fail" | "wait" | "overflow-with-memories" | "overflow-with-any-memories" = "answer";
   readonly prompts: GenerateRequest["messages"][] = [];
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
@@ -32,6 +33,9 @@ class NextEngine extends TestEngine {
         return { ...done("partly"), finishReason: "cancelled" };
       case "overflow-with-memories":
         if (request.messages.some((m) => m.content.includes("remembered:"))) throw new ContextOverflow(5000, 4096);
+        break;
+      case "overflow-with-any-memories":
+        if (request.messages.some((m) => m.content.includes("remembered"))) throw new ContextOverflow(5000, 4096);
         break;
       case "answer":
         break;
@@ -128,4 +132,112 @@ t.test("recalled memories that do not fit give way; the turn is answered without
     "the second prompt holds none",
   );
   t.match(await row(turnId), { status: "done", content: "hello back" });
+});
+
+t.test("an earlier turn's memories stay where they were put; an agent loop's steps reuse them", async (t) => {
+  engine.next = "answer";
+  let recalls = 0;
+  const counting = { ...deps, recall: { contextFor: async (query: string) => `remembered #${++recalls}: ${query}` } };
+  const conversation = { kind: "named" as const, id: `placed-${randomUUID()}` };
+  /** Runs a turn of the conversation with these messages; returns the prompt the model got. */
+  const turn = async (messages: TurnRequest["messages"], d = counting) => {
+    const opened = await openTurn(turnDeps(db), userTurn("", { conversation, messages }));
+    opened.follower.close();
+    const jobId = (await db.pool.query("select job_id from turns where id = $1", [opened.turnId])).rows[0].job_id as string;
+    await db.pool.query("update pgboss.job set state = 'active', started_on = now() where id = $1", [jobId]);
+    t.equal(await runTurn(d, opened.turnId, jobId, new AbortController().signal), "done");
+    return engine.prompts.at(-1)!.map((m) => [m.role, m.content]);
+  };
+  const placed = async () =>
+    (
+      await db.pool.query(
+        "select content, context from messages where conversation_id = $1 and role = 'user' and superseded_at is null order by position",
+        [conversation.id],
+      )
+    ).rows;
+
+  const ask = { role: "user" as const, content: "fix the build" };
+  t.same(await turn([ask]), [
+    ["system", "You are Psyche."],
+    ["system", "remembered #1: fix the build"],
+    ["user", "fix the build"],
+  ]);
+  t.same(await placed(), [{ content: "fix the build", context: "remembered #1: fix the build" }], "kept on the message it was put before");
+
+  // The agent runs a tool and sends its result: the same user message is answered, with the same memories, recalled once.
+  const call = { role: "assistant" as const, content: "", toolCalls: [{ id: "call_1", name: "read", arguments: "{}" }] };
+  const result = { role: "tool" as const, content: "the log says: missing semicolon", toolCallId: "call_1" };
+  const step = await turn([ask, call, result]);
+  t.same(step.slice(0, 3), [
+    ["system", "You are Psyche."],
+    ["system", "remembered #1: fix the build"],
+    ["user", "fix the build"],
+  ]);
+  t.equal(recalls, 1, "no recall for a step of the loop");
+
+  // The human speaks again: the first memories stay in place, the new ones go before the new message.
+  const next = await turn([
+    ask,
+    call,
+    result,
+    { role: "assistant", content: "hello back" },
+    { role: "user", content: "thanks, now test it" },
+  ]);
+  t.same(next.slice(0, step.length + 1), [...step, ["assistant", "hello back"]], "the loop's prompt is the new prompt's beginning");
+  t.same(next.slice(step.length + 1), [
+    ["system", "remembered #2: thanks, now test it"],
+    ["user", "thanks, now test it"],
+  ]);
+  t.same(
+    (await placed()).map((r) => r.context),
+    ["remembered #1: fix the build", "remembered #2: thanks, now test it"],
+  );
+
+  // This turn's memories that do not fit give way first: the kept ones stay, the prefix the model holds.
+  engine.next = "overflow-with-memories";
+  const fresh = { ...counting, recall: { contextFor: async (query: string) => `remembered: ${query}` } };
+  let before = engine.prompts.length;
+  const sent: TurnRequest["messages"] = [
+    ask,
+    call,
+    result,
+    { role: "assistant", content: "hello back" },
+    { role: "user", content: "thanks, now test it" },
+    { role: "assistant", content: "hello back" },
+    { role: "user", content: "and commit" },
+  ];
+  const fitted = await turn(sent, fresh);
+  t.equal(engine.prompts.length - before, 2, "tried with them, then without this turn's");
+  t.same(fitted, [...next, ["assistant", "hello back"], ["user", "and commit"]], "the kept memories stay in place");
+  t.same(
+    (await placed()).map((r) => r.context),
+    ["remembered #1: fix the build", "remembered #2: thanks, now test it", null],
+    "nothing is kept for a message answered without its memories",
+  );
+
+  // When the kept ones do not fit either, none is in the prompt.
+  engine.next = "overflow-with-any-memories";
+  before = engine.prompts.length;
+  const bare = await turn([...sent, { role: "assistant", content: "hello back" }, { role: "user", content: "and push" }], fresh);
+  t.equal(engine.prompts.length - before, 3, "with all, with the kept ones, with none");
+  t.notOk(
+    bare.some(([, content]) => /remembered/.test(content!)),
+    "no memories in the prompt that fits",
+  );
+  engine.next = "answer";
+});
+
+t.test("a conversation of its own recalls for each request", async (t) => {
+  engine.next = "answer";
+  let recalls = 0;
+  const counting = { ...deps, recall: { contextFor: async () => `remembered #${++recalls}` } };
+  for (const _ of [1, 2]) {
+    const { turnId, jobId } = await queued("the same opening");
+    t.equal(await runTurn(counting, turnId, jobId, new AbortController().signal), "done");
+  }
+  t.equal(recalls, 2, "its transcript is new each time: nothing is reused");
+  t.same(
+    engine.prompts.at(-1)!.map((m) => m.content),
+    ["You are Psyche.", "remembered #2", "the same opening"],
+  );
 });

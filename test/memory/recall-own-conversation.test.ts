@@ -68,11 +68,12 @@ t.test("a chat's prompt recalls other conversations, not its own transcript agai
     await res.json();
     return engine.requests.at(-1)!.messages;
   };
-  const context = (messages: readonly { role: string; content: string }[]) =>
-    messages
-      .filter((m) => m.role === "system")
-      .map((m) => m.content)
-      .join("\n");
+  // The context recalled for this turn: the system message just before the latest user message
+  // (an earlier turn's stays before its own message, conversation/run-turn.ts).
+  const context = (messages: readonly { role: string; content: string }[]) => {
+    const latest = messages.findLastIndex((m) => m.role === "user");
+    return messages[latest - 1]?.role === "system" ? messages[latest - 1]!.content : "";
+  };
   await memory.remember({ kind: "episodic", content: "The old lighthouse keeper painted the lamp room green", sourceKind: "api" });
   await ask("My lighthouse lamp is red and it turns every nine seconds", "lighthouse-talk");
   await until("the first turn's memory", async () => {

@@ -11,6 +11,8 @@ export interface StoredMessage {
   name: string | null;
   tool_calls: ToolCall[] | null;
   tool_call_id: string | null;
+  /** The mood and memories a turn put before this user message (migrations/000031_message_context.sql). */
+  context: string | null;
 }
 
 export interface OpenedConversation {
@@ -33,7 +35,7 @@ export async function openConversation(db: Queryable, id: string, scope: string 
      select (select scope from conv) as scope,
             (select coalesce(max(position), 0) from messages where conversation_id = $1) as max_position,
             coalesce((select json_agg(json_build_object('id', id, 'position', position, 'role', role, 'content', content, 'name', name,
-                                                        'tool_calls', tool_calls, 'tool_call_id', tool_call_id)
+                                                        'tool_calls', tool_calls, 'tool_call_id', tool_call_id, 'context', context)
                                       order by position)
                       from messages where conversation_id = $1 and superseded_at is null), '[]'::json) as messages`,
     [id, scope],

@@ -254,9 +254,20 @@ export async function getTurn(db: Queryable, id: string): Promise<Turn | undefin
   return res.rows[0];
 }
 
+/** A message of a claimed turn's transcript, where it stands in it, and any context placed before it. */
+export interface PromptTranscriptMessage {
+  position: number;
+  role: string;
+  content: string;
+  tool_calls: ToolCall[] | null;
+  tool_call_id: string | null;
+  /** The mood and memories an earlier turn put before this user message (migrations/000031_message_context.sql). */
+  context: string | null;
+}
+
 export interface ClaimedTurn extends Turn {
   /** The prompt's messages: the active transcript up to the turn's prompt end. */
-  prompt_messages: { role: string; content: string; tool_calls: ToolCall[] | null; tool_call_id: string | null }[];
+  prompt_messages: PromptTranscriptMessage[];
   /** Text an earlier worker already streamed for this turn, its tokens and last sequence number. */
   streamed_text: string;
   streamed_tokens: number;
@@ -284,7 +295,8 @@ const claimSql = (id: string, job: Sql, workerId: string) =>
 
 /** A claimed turn `c` with everything generation needs (ClaimedTurn). */
 const CLAIMED_COLUMNS = raw(`${turnColumns("c")},
-       coalesce((select json_agg(json_build_object('role', m.role, 'content', m.content, 'tool_calls', m.tool_calls, 'tool_call_id', m.tool_call_id) order by m.position)
+       coalesce((select json_agg(json_build_object('position', m.position, 'role', m.role, 'content', m.content, 'tool_calls', m.tool_calls,
+                                            'tool_call_id', m.tool_call_id, 'context', m.context) order by m.position)
                  from messages m
                  where m.conversation_id = c.conversation_id and m.superseded_at is null
                    and (c.prompt_end_position is null or m.position <= c.prompt_end_position)), '[]'::json) as prompt_messages,
@@ -354,6 +366,8 @@ export interface TurnResult {
  * backend that the next turns in a burst wait behind (bench/vs-llama-server.ts). `tail`, the
  * stream's last text not yet written (conversation/event-writer.ts), goes in as its delta event
  * just before the closing one: a separate write was one more round trip for every turn.
+ * `context`, the mood and memories the turn recalled, is kept on the user message it was put
+ * before (migrations/000031_message_context.sql), unless that message has one already.
  */
 export async function finishTurn(
   db: Queryable,
@@ -365,10 +379,12 @@ export async function finishTurn(
     memoryJob,
     chatJob,
     tail,
+    context,
   }: {
     memoryJob?: ForeignStatement | undefined;
     chatJob?: { queue: string; id: string } | undefined;
     tail?: TailEvent | undefined;
+    context?: { position: number; text: string } | undefined;
   } = {},
 ): Promise<TurnEvent | undefined> {
   const m = messageArrays([reply]);
@@ -409,6 +425,15 @@ export async function finishTurn(
                 'done', ${r.finishReason}
          from fin f
          returning seq),
+       ${
+         context
+           ? sql`placed as (
+         update messages set context = ${context.text}
+         where conversation_id = (select conversation_id from fin) and position = ${context.position}::int and role = 'user'
+           and superseded_at is null and context is null
+         returning 1),`
+           : empty
+       }
        touched as (
          update conversations set last_active_at = now() where id in (select conversation_id from fin) returning 1)
        ${chatJob ? sql`, completed as (${completeJobSql(chatJob.queue, sql`(select ${chatJob.id}::uuid from fin)`)})` : empty}
