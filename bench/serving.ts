@@ -14,20 +14,31 @@ export interface StreamRun {
   endedAt: number;
 }
 
-type Message = { role: "system" | "user" | "assistant"; content: string };
+type Message =
+  | { role: "system" | "user"; content: string }
+  | { role: "assistant"; content: string; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] }
+  | { role: "tool"; content: string; tool_call_id: string };
 
 /**
  * A POST whose answer is read as it streams, through node:http: fetch (undici) gives up on a body
  * silent for 300 s, and a cold 20k-token prompt on a small CPU is read for longer than that
  * before its first token.
  */
-function postStream(url: string, body: string): Promise<{ status: number; chunks: AsyncIterable<Buffer> }> {
+function postStream(
+  url: string,
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; chunks: AsyncIterable<Buffer> }> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
       // A connection of its own (agent: false): Node 20's global agent keeps sockets alive, and
       // reusing one the server has since closed as idle fails as "socket hang up" (ECONNRESET).
-      { method: "POST", agent: false, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      {
+        method: "POST",
+        agent: false,
+        headers: { ...headers, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      },
       (res) => resolve({ status: res.statusCode ?? 0, chunks: res }),
     );
     req.on("error", reject);
@@ -35,7 +46,13 @@ function postStream(url: string, body: string): Promise<{ status: number; chunks
   });
 }
 
-export async function streamChat(url: string, messages: Message[], maxTokens: number, seed: number): Promise<StreamRun & { text: string }> {
+export async function streamChat(
+  url: string,
+  messages: Message[],
+  maxTokens: number,
+  seed: number,
+  headers: Record<string, string> = {},
+): Promise<StreamRun & { text: string }> {
   const startedAt = performance.now();
   const res = await postStream(
     `${url}/v1/chat/completions`,
@@ -48,6 +65,7 @@ export async function streamChat(url: string, messages: Message[], maxTokens: nu
       stream: true,
       stream_options: { include_usage: true },
     }),
+    headers,
   );
   if (res.status !== 200) {
     let text = "";
@@ -214,23 +232,57 @@ export interface SessionResult {
   /** Its request after that, once as many chats at once as there are slots have taken every slot. */
   afterTakenTtftMs: number;
   afterTakenShareOfCold: number;
+  /** The human's next message after the agent's loop of tool results (absent from older results). */
+  afterLoopTtftMs?: number;
+  afterLoopShareOfCold?: number;
+  afterLoopPromptTokens?: number;
 }
+
+/** Tool results in the session's loop, and the lines of each (some 13 tokens a line on the bench model). */
+export const LOOP_STEPS = 4;
+const LOOP_LINES = 40;
+const toolOutput = (step: number) =>
+  Array.from({ length: LOOP_LINES }, (_, k) => `line ${k} of src/f${step}.ts: const x${k} = read(${(k * 7919) % 997});`).join("\n");
 
 /**
  * An agent session's first request (cold), a side request, then its next request (warm); then
- * `slots` chats at once, so that one of them must take the session's slot, and its next request.
+ * `slots` chats at once, so that one of them must take the session's slot, and its next request;
+ * then a loop of tool results (the agent reading files) and the human's next message. The
+ * session's own requests name it as Claude Code's and Codex's do (`conversation`, sent as
+ * X-Psyche-Conversation, which llama-server ignores).
  */
-export async function agentSession(url: string, words: number, slots: number, opening = ""): Promise<SessionResult> {
+export async function agentSession(url: string, words: number, slots: number, opening = "", conversation?: string): Promise<SessionResult> {
+  const named: Record<string, string> = conversation ? { "x-psyche-conversation": conversation } : {};
   const system: Message = { role: "system", content: opening + agentPrompt(words) };
   const first: Message[] = [system, { role: "user", content: "List the files." }];
-  const cold = await streamChat(url, first, 8, 1);
+  const cold = await streamChat(url, first, 8, 1, named);
   // A side request between two of the session's (Claude Code sends titles and summaries so).
   await streamChat(url, [{ role: "user", content: "A title for this chat, please." }], 8, 2);
   const second: Message[] = [...first, { role: "assistant", content: cold.text }, { role: "user", content: "Now read the first one." }];
-  const warm = await streamChat(url, second, 8, 3);
+  const warm = await streamChat(url, second, 8, 3, named);
   await Promise.all(Array.from({ length: slots }, (_, i) => streamChat(url, ask(200 + i), 16, 4 + i)));
   const third: Message[] = [...second, { role: "assistant", content: warm.text }, { role: "user", content: "And the second." }];
-  const afterTaken = await streamChat(url, third, 8, 4 + slots);
+  const afterTaken = await streamChat(url, third, 8, 4 + slots, named);
+  let loop: Message[] = [...third];
+  for (let step = 0; step < LOOP_STEPS; step++) {
+    const id = `call_${step}`;
+    loop = [
+      ...loop,
+      {
+        role: "assistant",
+        content: "",
+        tool_calls: [{ id, type: "function", function: { name: "read_file", arguments: `{"path":"src/f${step}.ts"}` } }],
+      },
+      { role: "tool", tool_call_id: id, content: toolOutput(step) },
+    ];
+    await streamChat(url, loop, 8, 5 + slots + step, named);
+  }
+  const human: Message[] = [
+    ...loop,
+    { role: "assistant", content: "Read them all." },
+    { role: "user", content: "Good. Now fix the second." },
+  ];
+  const afterLoop = await streamChat(url, human, 8, 5 + slots + LOOP_STEPS, named);
   return {
     promptTokens: cold.promptTokens,
     coldTtftMs: cold.ttftMs,
@@ -238,6 +290,9 @@ export async function agentSession(url: string, words: number, slots: number, op
     warmShareOfCold: warm.ttftMs / cold.ttftMs,
     afterTakenTtftMs: afterTaken.ttftMs,
     afterTakenShareOfCold: afterTaken.ttftMs / cold.ttftMs,
+    afterLoopTtftMs: afterLoop.ttftMs,
+    afterLoopShareOfCold: afterLoop.ttftMs / cold.ttftMs,
+    afterLoopPromptTokens: afterLoop.promptTokens,
   };
 }
 

@@ -9,7 +9,16 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { packageRoot } from "../src/paths.js";
 import { ensureLlamaServer, startServer, type BenchGpu, type RunningServer } from "./llama-server.js";
-import { agentSession, burst, concurrent, oneStream, pairedStreams, type ConcurrentResult, type SessionResult } from "./serving.js";
+import {
+  agentSession,
+  burst,
+  concurrent,
+  LOOP_STEPS,
+  oneStream,
+  pairedStreams,
+  type ConcurrentResult,
+  type SessionResult,
+} from "./serving.js";
 
 export interface VsLlamaServerOptions {
   benchModel: string;
@@ -292,7 +301,9 @@ async function sessionRounds(servers: Side<RunningServer>, o: VsLlamaServerOptio
   for (let r = 0; r < n; r++) {
     const order: (keyof Side<unknown>)[] = r % 2 === 0 ? ["llama", "psyche"] : ["psyche", "llama"];
     const opening = n > 1 ? `Session ${r + 1}. ` : "";
-    for (const side of order) runs[side].push(await agentSession(servers[side].url, o.sessionWords + 17, o.parallel, opening));
+    const conversation = `bench-session-${r + 1}-${Date.now()}`;
+    for (const side of order)
+      runs[side].push(await agentSession(servers[side].url, o.sessionWords + 17, o.parallel, opening, conversation));
   }
   const median = (rs: SessionResult[]) => [...rs].sort((a, b) => a.warmShareOfCold - b.warmShareOfCold)[Math.floor(rs.length / 2)]!;
   return { llama: median(runs.llama), psyche: median(runs.psyche) };
@@ -422,6 +433,15 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
     rows.push(
       `| the session's next request, after ${r.parallel} chats at once took every slot: first token (ms) | ${f0(s.llama.afterTakenTtftMs)} | ${f0(s.psyche.afterTakenTtftMs)} | ${pct(s.psyche.afterTakenShareOfCold)} of cold | | - |`,
     );
+  // Older results have no loop.
+  for (const [run, how] of [
+    [b, "bare"],
+    [s, "Psyche as shipped"],
+  ] as const)
+    if (run?.psyche.afterLoopTtftMs !== undefined && run.llama.afterLoopTtftMs !== undefined)
+      rows.push(
+        `| the human's next message after ${LOOP_STEPS} tool results (${run.psyche.afterLoopPromptTokens} prompt tokens), ${how}: first token (ms) | ${f0(run.llama.afterLoopTtftMs)} | ${f0(run.psyche.afterLoopTtftMs)} | ${(run.psyche.afterLoopTtftMs / run.llama.afterLoopTtftMs).toFixed(2)}x llama-server's; ${pct(run.psyche.afterLoopShareOfCold!)} of cold | | - |`,
+      );
   const burst = r.burst;
   if (burst)
     rows.push(
