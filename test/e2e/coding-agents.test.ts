@@ -201,6 +201,7 @@ t.test("each agent completes a turn on Psyche", async (t) => {
     };
     writeFileSync(join(home, ".config", "opencode", "opencode.json"), JSON.stringify(config));
     const before = await allTurns();
+    const inSession = await turns("opencode-ses_%");
     const run = await runAgent(
       bin("opencode"),
       ["run", "Say hello"],
@@ -210,6 +211,7 @@ t.test("each agent completes a turn on Psyche", async (t) => {
     t.equal(run.code, 0, `${run.out}\n${run.err}`);
     t.ok(run.out.trim().length > 0, "it printed the reply");
     t.ok((await allTurns()) > before, "the turn was Psyche's");
+    t.ok((await turns("opencode-ses_%")) > inSession, "its session's turn, in the session's conversation (x-session-id)");
   });
 
   t.test("Cline's CLI (cline), over Ollama's own API", async (t) => {

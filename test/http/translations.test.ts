@@ -72,7 +72,10 @@ function checkChat(t: Test, r: Recorded, request: TurnRequest) {
   t.equal(request.budget.maxTokens, b.max_completion_tokens ?? b.max_tokens ?? null, "the reply's budget");
   t.equal(request.stream, b.stream ?? false);
   t.equal(request.sampling.temperature, b.temperature ?? null);
-  t.same(request.conversation, { kind: "own" }, "no id named: a conversation of its own");
+  // OpenCode names its session in a header: the requests of its loop (those offering tools) are that conversation.
+  const session = r.headers["x-session-id"];
+  if (session && b.tools?.length) t.same(request.conversation, { kind: "named", id: `opencode-${session}` }, "its session's conversation");
+  else t.same(request.conversation, { kind: "own" }, "no id named: a conversation of its own");
   t.equal(request.model, b.model);
 }
 
@@ -99,6 +102,19 @@ t.test("openai: a forced call, and a stream that answers it", async (t) => {
     ["system", "user", "assistant", "tool"],
   );
   t.ok(reply.stream && reply.includeUsage);
+});
+
+t.test("OpenCode: its session's loop is the conversation, its title request one of its own", async (t) => {
+  const [title, loop] = onPath("opencode", "/v1/chat/completions");
+  t.ok(/^ses_/.test(loop!.headers["x-session-id"] ?? ""), "it sends its session");
+  t.same(chatRequest(loop!.body, header(loop!), lenient).request.conversation, {
+    kind: "named",
+    id: `opencode-${loop!.headers["x-session-id"]}`,
+  });
+  t.equal(title!.headers["x-session-id"], loop!.headers["x-session-id"], "the title request carries the same session");
+  t.same(chatRequest(title!.body, header(title!), lenient).request.conversation, { kind: "own" }, "but offers no tools");
+  const other = { ...loop!, headers: { ...loop!.headers, "x-session-id": "not an opencode session" } };
+  t.same(chatRequest(other.body, header(other), lenient).request.conversation, { kind: "own" }, "another header's value names nothing");
 });
 
 t.test("qwen-code and opencode: an agent's system prompt and tools, streamed with usage", async (t) => {

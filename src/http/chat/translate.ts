@@ -32,6 +32,17 @@ export interface ChatTranslation {
 /** Headers a client may name its conversation with (docs/api.md). */
 export const CONVERSATION_HEADERS = ["x-psyche-conversation", "x-openwebui-chat-id"];
 
+/**
+ * OpenCode's session (its `x-session-id` header, "ses_<id>") as a conversation id, for a request
+ * of its session's loop: those offer its tools. Its title and summary requests offer none and
+ * carry the same header; named, their own system prompt and messages would open or join the
+ * session's transcript, so they stay conversations of their own. Identity comes from the header,
+ * never from the transcript (ARCHITECTURE §2).
+ */
+export function openCodeConversation(sessionHeader: string | undefined, offersTools: boolean): string | undefined {
+  return offersTools && sessionHeader && /^ses_[A-Za-z0-9]{1,100}$/.test(sessionHeader) ? `opencode-${sessionHeader}` : undefined;
+}
+
 /** X-Psyche-Purpose: why the turn is asked for (chat, the default, or exploration). */
 export function turnPurpose(header: string | undefined): TurnPurpose {
   if (header === undefined) return "chat";
@@ -74,7 +85,10 @@ export function chatRequest(body: Record<string, unknown>, header: HeaderOf, o: 
   if (!parsed.success) throw fromZodError(parsed.error);
   const req = parsed.data;
   const { tools, toolChoice } = requestTools(req);
-  const named = CONVERSATION_HEADERS.map(header).find((v) => v !== undefined) ?? req.metadata?.conversation_id;
+  const named =
+    CONVERSATION_HEADERS.map(header).find((v) => v !== undefined) ??
+    req.metadata?.conversation_id ??
+    openCodeConversation(header("x-session-id"), (tools?.length ?? 0) > 0);
   const request: TurnRequest = {
     model: req.model,
     messages: chatMessages(req.messages),
