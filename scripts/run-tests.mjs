@@ -78,6 +78,26 @@ function runFile(file) {
   });
 }
 
+/** The "not ok" lines of a file's TAP and the diagnostics under each, at most 40 lines in all. */
+function failures(output) {
+  const lines = output.split("\n");
+  const out = [];
+  lines.forEach((line, i) => {
+    if (!/^\s*not ok /.test(line)) return;
+    const indent = line.search(/\S/);
+    out.push(line);
+    for (let j = i + 1; j < lines.length && j <= i + 12; j++) {
+      if (/^\s*(not )?ok /.test(lines[j]) || (lines[j].trim() && lines[j].search(/\S/) < indent)) break;
+      out.push(lines[j]);
+    }
+  });
+  const tail = out.length ? out : lines.slice(-15);
+  return tail
+    .slice(0, 40)
+    .map((l) => `#   ${l}`)
+    .join("\n");
+}
+
 const running = new Set();
 for (const sig of ["SIGINT", "SIGTERM"])
   process.on(sig, () => {
@@ -115,4 +135,6 @@ if (existsSync(join(root, "node_modules"))) {
 const failed = results.filter((r) => !r.ok);
 console.log(`\n# ${results.length} files, ${failed.length} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`);
 for (const r of failed) console.log(`# failed: ${relative(root, r.file)}`);
+// Again, at the end, each failure's own lines: a CI log is often read from its tail.
+for (const r of failed) console.log(`\n# ${relative(root, r.file)}, exit ${r.code ?? r.signal}:\n${failures(r.output)}`);
 process.exitCode = failed.length || results.length === 0 ? 1 : 0;

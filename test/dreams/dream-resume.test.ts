@@ -20,11 +20,14 @@ class PiecesEngine extends TestEngine {
   modelName = "test";
   pieces: string[] = [];
   requests: GenerateRequest[] = [];
+  /** How long each generate took, in ms: the engine's own time, without the queue and database around it. */
+  took: number[] = [];
   /** Called once the first piece is out. */
   onFirst: (() => void) | undefined;
 
   override async generate(request: GenerateRequest): Promise<GenerateResult> {
     this.requests.push(request);
+    const began = performance.now();
     let text = "";
     let n = 0;
     for (const piece of this.pieces) {
@@ -35,6 +38,7 @@ class PiecesEngine extends TestEngine {
       if (n === 1) this.onFirst?.();
       await new Promise((r) => setTimeout(r, 20));
     }
+    this.took.push(performance.now() - began);
     return { text, finishReason: request.signal?.aborted ? "cancelled" : "stop", promptTokens: 5, completionTokens: n, toolCalls: [] };
   }
 }
@@ -71,6 +75,7 @@ t.beforeEach(async () => {
   await pool.query("delete from dream_journal");
   engine.pieces = [];
   engine.requests = [];
+  engine.took = [];
   engine.modelName = "test";
 });
 
@@ -158,11 +163,11 @@ t.test("the budget's share pauses a dream and ends an idle thought; the time lim
   t.equal(paused.was_interrupted, true);
   const idle = buildReverie(settings, { kind: "idle", conversationId: null });
   t.equal((await run(t, { ...idle, sliceSeconds: 1 })).outcome, "idle-interrupted", "an idle thought's moment has passed");
-  // The dream has had a second of its 2; the next stretch ends at the limit, as done.
-  const began = performance.now();
+  // The dream has had a second of its 2; the next stretch ends at the limit, as done. Its
+  // generation is timed alone: the queue and database work around it is slow on a loaded machine.
   t.equal((await run(t, { ...dream, maxSeconds: 2 })).outcome, "dream-done");
-  const took = performance.now() - began;
-  t.ok(took < 1900, `it stopped at what was left of the limit (${took.toFixed(0)} ms)`);
+  const took = engine.took.at(-1)!;
+  t.ok(took < 1600, `it stopped at what was left of the limit (${took.toFixed(0)} ms of generating)`);
   const resumed = (await entries()).find((e) => e.id === paused.id);
   t.match(resumed, { status: "done", resumes: 1, slices: 2 });
   t.ok(resumed.tokens > paused.tokens, "and went on writing");
