@@ -9,7 +9,8 @@
 //   PSYCHE_ENGINE_BUILD=prebuilt npm install    keeps the prebuilt binary (no compile)
 //   npm run build:engine                        builds now (again: PSYCHE_ENGINE_BUILD=force)
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -25,6 +26,21 @@ function localBuilds() {
   return existsSync(dir) ? readdirSync(dir).filter((b) => existsSync(join(dir, b, "Release", "llama-addon.node"))) : [];
 }
 
+/** Left out of every build: see withoutAmx. */
+const noAmx = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16";
+
+// What a local build was made from: the patch its addon was compiled with and the flags above.
+// A plain npm install (auto) builds again where they changed, so that an update that changes the
+// addon (a new native call) or the flags reaches a machine that built the engine before.
+const recipeFile = join(pkg, "llama", "localBuilds", ".psyche-recipe");
+function recipe() {
+  const patches = join(root, "patches");
+  const hash = createHash("sha256").update(noAmx);
+  for (const name of existsSync(patches) ? readdirSync(patches).sort() : []) hash.update(readFileSync(join(patches, name)));
+  return hash.digest("hex").slice(0, 16);
+}
+const builtRecipe = () => (existsSync(recipeFile) ? readFileSync(recipeFile, "utf8").trim() : undefined);
+
 /** A GPU this machine has and can build for: a toolkit alone (a CI image's CUDA, no card) is not one. */
 function gpuToolkit() {
   const nvidia = spawnSync("nvidia-smi", ["-L"], { encoding: "utf8" });
@@ -33,11 +49,37 @@ function gpuToolkit() {
   return false;
 }
 
+/**
+ * The build's environment, compiled without Intel's AMX tile instructions where the compiler
+ * knows them. Why: built for this machine (-march=native), llama.cpp's CPU backend uses AMX for
+ * quantized matrices where the CPU lists it, and the llama.cpp node-llama-cpp 3.22.1 bundles asks
+ * the kernel for AMX's state on the main thread alone: on a Xeon that lists AMX, the pool
+ * thread's first tile instruction is an illegal instruction and the process dies (SIGILL in
+ * `tinygemm_kernel_amx`, every Q8_0 model, seen 2026-12-06). AVX-512 still does that work.
+ */
+function withoutAmx(env) {
+  const flags = noAmx;
+  const [cxx, ...cxxArgs] = (env.CXX ?? "c++").split(" ");
+  const known = spawnSync(cxx, [...cxxArgs, ...flags.split(" "), "-x", "c++", "-E", "-"], {
+    input: "",
+    stdio: ["pipe", "ignore", "ignore"],
+  });
+  if (process.arch !== "x64" || known.status !== 0) return env;
+  // As part of the compilers' names: cmake-js sets CMAKE_CXX_FLAGS itself (CXXFLAGS is lost),
+  // and node-llama-cpp names a build with cmake options for those options alone, which Psyche's
+  // loading (src/inference/load-model.ts) does not ask for. GCC and Clang keep an explicit -mno-*
+  // whatever -march=native says.
+  return { ...env, CC: `${env.CC ?? "cc"} ${flags}`, CXX: `${env.CXX ?? "c++"} ${flags}` };
+}
+
 function main() {
   if (!existsSync(pkg)) return say("node-llama-cpp is not installed; nothing to build");
   if (choice === "prebuilt") return say("PSYCHE_ENGINE_BUILD=prebuilt: keeping node-llama-cpp's prebuilt binary");
   if (!["auto", "force"].includes(choice)) return say(`PSYCHE_ENGINE_BUILD=${choice} is not one of auto, force, prebuilt; nothing built`);
-  if (choice === "auto" && localBuilds().length) return say(`a local build is here already (${localBuilds().join(", ")}); kept`);
+  if (choice === "auto" && localBuilds().length) {
+    if (builtRecipe() === recipe()) return say(`a local build is here already (${localBuilds().join(", ")}); kept`);
+    say(`the local build (${localBuilds().join(", ")}) was made before the addon's patch or its flags changed: building again`);
+  }
   const missing = [!has("cmake") && "cmake", !has("c++") && "a C++ compiler (g++)"].filter(Boolean);
   if (missing.length) {
     say(`keeping the prebuilt binary: ${missing.join(" and ")} missing. With them (apt-get install cmake g++), npm run build:engine`);
@@ -50,6 +92,7 @@ function main() {
   // build that fails falls back to the CPU build, which is still faster than the prebuilt.
   const targets = gpu ? [gpu, "false"] : ["false"];
   const cli = join(pkg, "dist", "cli", "cli.js");
+  const env = withoutAmx(process.env);
   for (const [i, target] of targets.entries()) {
     const started = Date.now();
     say(
@@ -58,10 +101,14 @@ function main() {
     );
     const run = spawnSync(process.execPath, [cli, "source", "download", "--gpu", target, "--noUsageExample"], {
       cwd: root,
+      env,
       stdio: ["ignore", "ignore", "inherit"],
     });
     const minutes = ((Date.now() - started) / 60_000).toFixed(1);
-    if (run.status === 0) return say(`built in ${minutes} min: Psyche uses it from now on (${localBuilds().join(", ")})`);
+    if (run.status === 0) {
+      writeFileSync(recipeFile, `${recipe()}\n`);
+      return say(`built in ${minutes} min: Psyche uses it from now on (${localBuilds().join(", ")})`);
+    }
     say(`the ${target === "false" ? "CPU" : target} build failed after ${minutes} min (exit ${run.status})`);
     if (i < targets.length - 1) say("building for the CPU instead");
   }
