@@ -64,6 +64,8 @@ const previous = existsSync(join(root, "bench", "results", "latest.json"))
   : {};
 const log = createLogger("warn");
 const cores = availableParallelism();
+/** This machine, as the tables name it. */
+const thisMachine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 // The stream benchmark measures the path, not memory: no recall in the prompt.
 const streamFlags = {
   // The CPU, as llama-server is built here (bench/llama-server.ts): the figures are this machine's cores.
@@ -181,7 +183,7 @@ else if (only === "burst" && serving && !("skipped" in serving)) {
 
 // Where a decode step's time goes (bench/step-costs.ts): the tiny model, the engine alone, one
 // stream and several at once after 4,096 tokens of warm-up, with one thread and with every core.
-let steps: { date: string; threadpool?: number; rows: (StepCosts & { threads: number })[] } | undefined = previous.steps;
+let steps: { date: string; machine?: string; threadpool?: number; rows: (StepCosts & { threads: number })[] } | undefined = previous.steps;
 if (part("steps")) {
   const rows: (StepCosts & { threads: number })[] = [];
   for (const threads of [...new Set([1, cores])]) {
@@ -194,7 +196,7 @@ if (part("steps")) {
   }
   // libuv's pool, which every native call hops to: the server runs one thread (bin/psyche.cjs);
   // UV_THREADPOOL_SIZE=1 npm run bench measures as it runs.
-  steps = { date: new Date().toISOString(), threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4), rows };
+  steps = { date: new Date().toISOString(), machine: thisMachine, threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4), rows };
 }
 
 // A turn's stages before its first token (bench/turn-path.ts): the tiny model, alone and 4 at once.
@@ -292,8 +294,9 @@ if (part("retrieval")) {
   }
 }
 
-const machine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const keepStream = !part("stream") || gpu !== undefined;
+// The stream table's machine: the one it was measured on, where it is kept from an earlier run.
+const machine = keepStream && previous.machine ? String(previous.machine) : thisMachine;
 const streamDate = keepStream ? (previous.date ?? new Date().toISOString()) : new Date().toISOString();
 const meta =
   keepStream && previous.runs
@@ -479,7 +482,7 @@ const stepsTable: string[] = [];
 if (steps) {
   stepsTable.push(
     "",
-    `Where a decode step's time goes, measured ${steps.date.slice(0, 10)} (\`BENCH_ONLY=steps\`, \`bench/step-costs.ts\`): the tiny model, Psyche's engine alone through its scheduler (no server), streams of 512 tokens after 4,096 tokens of warm-up, 4 rounds (each way in turn, where both are measured); medians per step in microseconds. The decode and each sample are the context's native calls as awaited (their hop to libuv's pool and back included); "between" is the main thread's JavaScript from a step's last sample to the next decode. libuv's pool: ${steps.threadpool ?? 4} thread(s)${steps.threadpool === 1 ? ", as the server runs" : ""}. Samples: a batch's sequences sampled in one native call (\`sampleTokens\`, the patched addon of an engine built by \`npm install\`) or one call each (node-llama-cpp's own), both measured on the same engine where it was built here.`,
+    `Where a decode step's time goes, measured ${steps.date.slice(0, 10)}${steps.machine ? ` on ${steps.machine}` : ""} (\`BENCH_ONLY=steps\`, \`bench/step-costs.ts\`): the tiny model, Psyche's engine alone through its scheduler (no server), streams of 512 tokens after 4,096 tokens of warm-up, 4 rounds (each way in turn, where more than one is measured); medians per step in microseconds. The decode and each sample are the context's native calls as awaited (their hop to libuv's pool and back included); "between" is the main thread's JavaScript from a step's last sample to the next decode. libuv's pool: ${steps.threadpool ?? 4} thread(s)${steps.threadpool === 1 ? ", as the server runs" : ""}. Samples: a batch's sequences sampled in the decode's own native call (\`decodeBatchAndSample\`, one hop a step: the decode column holds the sampling), in one native call after it (\`sampleTokens\`), both the patched addon of an engine built by \`npm install\`, or one call each (node-llama-cpp's own); all measured on the same engine where it was built here.`,
     "",
     "| threads | streams | samples | step (µs) | decode | sampling | between | tokens/s, all streams |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",

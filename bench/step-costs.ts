@@ -1,7 +1,8 @@
 // Where a decode step's time goes on the tiny model (issue "Short steps at the engine's speed"):
 // Psyche's engine alone (no server), one stream and several at once, after a warm-up. The
-// context's two native calls are timed as the decode loop makes them: `decodeBatch` (the model's
-// step, on libuv's pool) and each sequence's `sampleToken`. What is left of a step's period is
+// context's native calls are timed as the decode loop makes them: `decodeBatch` (the model's
+// step, on libuv's pool) and each sequence's `sampleToken`, or `decodeBatchAndSample` (the step
+// with its samples, one hop: an engine built here). What is left of a step's period is
 // JavaScript on the main thread between them: node-llama-cpp's per-token work in LlamaChat
 // (stop triggers, segments, detokenizing), Psyche's relay, the batch gather's wait. A bench-only
 // probe: it wraps the calls on the context's native object, which Psyche itself never does
@@ -9,13 +10,17 @@
 import { performance } from "node:perf_hooks";
 import type { LlamaContext } from "node-llama-cpp";
 import type { LlamaEngine } from "../src/inference/llama-engine.js";
+import { sampleInDecode } from "../src/inference/llama-internals.js";
 import { standaloneScheduler } from "../src/inference/scheduler.js";
 
 export interface StepCosts {
   /** Chats generating at once. */
   streams: number;
-  /** How a batch's sequences were sampled: one native call for all (an engine built here), or one each. */
-  sampling?: "one call" | "one each";
+  /**
+   * How a batch's sequences were sampled: in the decode's own native call, in one call of their
+   * own after it (both an engine built here), or one call each (node-llama-cpp's own).
+   */
+  sampling?: "in the decode" | "one call" | "one each";
   /** Steps measured (batches decoded), and tokens made. */
   steps: number;
   tokens: number;
@@ -23,7 +28,7 @@ export interface StepCosts {
   periodUs: number;
   /** The native decode, as awaited (its hop to libuv's pool and back included). */
   decodeUs: number;
-  /** From the decode's end to the batch's last sample's end. */
+  /** From the decode's end to the batch's last sample's end (0 where sampled in the decode). */
   sampleUs: number;
   /** From the last sample's end to the next decode's start: JavaScript between two steps. */
   betweenUs: number;
@@ -32,7 +37,9 @@ export interface StepCosts {
 }
 
 interface Call {
+  /** A decode that sampled too (`decodeBatchAndSample`) is a "decode" with `sampled`. */
   kind: "decode" | "sample";
+  sampled?: boolean;
   start: number;
   end: number;
 }
@@ -51,8 +58,10 @@ function probe(context: LlamaContext): { calls: Call[]; recording: { on: boolean
   const ownSample = (Object.getPrototypeOf(native) as Native).sampleToken!.bind(native);
   for (const [name, kind] of [
     ["decodeBatch", "decode"],
+    ["decodeBatchAndSample", "decode"],
     ["sampleToken", "sample"],
   ] as const) {
+    if (typeof native[name] !== "function") continue;
     const current = native[name]!.bind(native);
     const original = (...args: unknown[]) => (kind === "sample" && recording.oneEach ? ownSample : current)(...args);
     // The addon's methods are read-only on its prototype: defined again on the object itself.
@@ -64,7 +73,7 @@ function probe(context: LlamaContext): { calls: Call[]; recording: { on: boolean
         const out = original(...args) as Promise<unknown>;
         if (!recording.on) return out;
         return out.then((v) => {
-          calls.push({ kind, start, end: performance.now() });
+          calls.push({ kind, start, end: performance.now(), sampled: name === "decodeBatchAndSample" });
           return v;
         });
       },
@@ -87,8 +96,8 @@ function stepsOf(calls: Call[]): { period: number[]; decode: number[]; sample: n
     const d = decodes[i]!;
     const next = decodes[i + 1]!;
     const samples = sorted.filter((c) => c.kind === "sample" && c.start >= d.end && c.start < next.start);
-    if (!samples.length) continue;
-    const lastSample = Math.max(...samples.map((s) => s.end));
+    if (!samples.length && !d.sampled) continue;
+    const lastSample = Math.max(d.end, ...samples.map((s) => s.end));
     out.period.push(next.start - d.start);
     out.decode.push(d.end - d.start);
     out.sample.push(lastSample - d.end);
@@ -109,7 +118,12 @@ export async function benchStepCosts(
     model.generate({ messages: [{ role: "user", content: `Tell me a long story, number ${i}.` }], maxTokens, seed: i, onText: () => {} });
   for (let made = 0, i = 0; made < opts.warmupTokens; i++) made += (await ask(i, 512)).completionTokens;
   const rows: StepCosts[] = [];
-  const ways = engine.oneCallSampling ? (["one call", "one each"] as const) : (["one each"] as const);
+  const counts = engine.oneCallSampling;
+  const ways: StepCosts["sampling"][] = engine.samplesInDecode
+    ? ["in the decode", "one call", "one each"]
+    : counts
+      ? ["one call", "one each"]
+      : ["one each"];
   // Both ways in turn, round by round, so that a noisy moment of the machine hits both; the same
   // seeds each way, so both make the same replies.
   type Acc = { period: number[]; decode: number[]; sample: number[]; between: number[]; tokens: number; wall: number };
@@ -122,6 +136,7 @@ export async function benchStepCosts(
         const a = acc.get(sampling)!;
         calls.length = 0;
         recording.oneEach = sampling === "one each";
+        if (counts && engine.samplesInDecode) await sampleInDecode(context, counts, sampling === "in the decode");
         recording.on = true;
         const started = performance.now();
         const replies = await Promise.all(Array.from({ length: streams }, (_, i) => ask(1000 + round * 100 + i, opts.maxTokens)));
@@ -145,5 +160,6 @@ export async function benchStepCosts(
         tokensPerSecond: Math.round(a.tokens / (a.wall / 1000)),
       });
   }
+  if (counts && engine.samplesInDecode) await sampleInDecode(context, counts, true);
   return rows;
 }

@@ -59,9 +59,9 @@ export const ConfigSchema = z.object({
    */
   promptCacheMb: nonNegativeInt.default(2048),
   /**
-   * A batch's chats sampled in one native call instead of one each, where the engine npm install
-   * built runs (its addon is patched; inference/llama-internals.ts); the prebuilt binary samples
-   * one call each regardless. On by default: as the server runs (one libuv thread, every core to
+   * A batch's chats sampled in one native call instead of one each, and in the decode's own call
+   * (a step one hop to libuv's pool, not two), where the engine npm install built runs (its addon
+   * is patched; inference/llama-internals.ts); the prebuilt binary samples one call each regardless. On by default: as the server runs (one libuv thread, every core to
    * the model), chats at once decoded 1.5-1.9 times as fast on two cores (docs/benchmarks.md).
    */
   sampleInOneCall: bool.default(true),

@@ -58,6 +58,8 @@ export async function createLlamaEngine(
       gpu: llama.gpu,
       // A batch's sequences sampled in one native call (--sample-in-one-call): an engine built here.
       samplesInOneCall: engine.oneCallSampling !== undefined,
+      // ...and in the decode's own call (the addon and decode loop patched): one hop a step.
+      samplesInDecode: engine.samplesInDecode,
       threads: config.threads,
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),

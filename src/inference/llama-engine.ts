@@ -51,6 +51,7 @@ import {
   llamaInternalsProblems,
   onBatch,
   patchState,
+  sampleInDecode,
   sampleInOneCall,
   type OneCallSampling,
   queuedSequences,
@@ -207,6 +208,8 @@ export class LlamaEngine implements InferenceEngine {
   readonly stateCosts = new StateCosts();
   /** A batch's sequences sampled in one native call (an engine built here; inference/llama-internals.ts): its counts; undefined where not. */
   oneCallSampling: OneCallSampling | undefined;
+  /** Whether a batch's samples are taken in its decode's native call (inference/llama-internals.ts, sampleInDecode). */
+  samplesInDecode = false;
   /** On the CPU with flash attention (llama.cpp's choice, on there): the batch it reads in tiles (inference/read-tile.ts). */
   private readonly readTile: number | undefined;
   /** Short reads stepped back to make a tile, since the engine started. */
@@ -267,7 +270,10 @@ export class LlamaEngine implements InferenceEngine {
       gather.decoding(n);
     });
     made.engine = new LlamaEngine(options, context, gather);
-    if (options.sampleInOneCall) made.engine.oneCallSampling = sampleInOneCall(context, () => batchSize);
+    if (options.sampleInOneCall) {
+      made.engine.oneCallSampling = sampleInOneCall(context, () => batchSize);
+      if (made.engine.oneCallSampling) made.engine.samplesInDecode = await sampleInDecode(context, made.engine.oneCallSampling);
+    }
     return made.engine;
   }
 

@@ -15,6 +15,7 @@ const MARKERS = {
   yields: "psyche: yield the context lock between batches",
   ordered: "psyche: a batch's sequences in id order",
   underWay: "psyche: the batch under way",
+  sampleInDecode: "psyche: sample in the decode's hop",
 } as const;
 
 export interface PatchState {
@@ -25,13 +26,19 @@ export interface PatchState {
   yields: boolean;
   /** A batch's sequences are added in id order, and the loop says when a batch is under way and how many it holds. */
   ordered: boolean;
+  /** The loop can have a batch's samples taken in its decode's native call (where the addon has `decodeBatchAndSample`). */
+  sampleInDecode: boolean;
 }
 
 /** Which of the patch's changes the installed decode loop has (node-llama-cpp is loaded here, not before). */
 export async function patchState(): Promise<PatchState> {
   const { LlamaContext: Context } = await import("node-llama-cpp");
   const loop = Context.prototype.dispatchPendingBatch.toString();
-  return { yields: loop.includes(MARKERS.yields), ordered: loop.includes(MARKERS.ordered) && loop.includes(MARKERS.underWay) };
+  return {
+    yields: loop.includes(MARKERS.yields),
+    ordered: loop.includes(MARKERS.ordered) && loop.includes(MARKERS.underWay),
+    sampleInDecode: loop.includes(MARKERS.sampleInDecode),
+  };
 }
 
 interface ContextInternals {
@@ -41,6 +48,8 @@ interface ContextInternals {
   _psycheBatchUnderWay?: unknown;
   /** The patch's: told the number of sequences of each batch as it is built. */
   _psycheOnBatch?: (sequences: number) => void;
+  /** The patch's: a batch's samples taken in its decode's native call (off unless true). */
+  _psycheSampleInDecode?: boolean;
 }
 
 const internals = (context: LlamaContext) => context as unknown as ContextInternals;
@@ -71,6 +80,9 @@ interface NativeSampling {
 export interface OneCallSampling {
   calls: number;
   sequences: number;
+  /** Of the calls, those that decoded the batch too (`sampleInDecode`), and the sequences they sampled. */
+  decodes: number;
+  sequencesInDecodes: number;
 }
 
 /**
@@ -87,7 +99,7 @@ export interface OneCallSampling {
 export function sampleInOneCall(context: LlamaContext, batchSize: () => number): OneCallSampling | undefined {
   const native = (context as unknown as { _ctx?: NativeSampling })._ctx;
   if (typeof native?.sampleToken !== "function" || typeof native.sampleTokens !== "function") return undefined;
-  const counts: OneCallSampling = { calls: 0, sequences: 0 };
+  const counts: OneCallSampling = { calls: 0, sequences: 0, decodes: 0, sequencesInDecodes: 0 };
   const one = native.sampleToken.bind(native);
   const many = native.sampleTokens.bind(native);
   type Ask = { index: number; sampler: unknown; resolve: (token: number) => void; reject: (err: Error) => void };
@@ -132,6 +144,41 @@ export function sampleInOneCall(context: LlamaContext, batchSize: () => number):
     },
   });
   return counts;
+}
+
+type DecodeAndSample = (batchLogitIndexes: Int32Array, samplers: unknown[]) => Promise<(number | string)[]>;
+
+/**
+ * A batch's samples taken in its decode's own native call, where the engine was built here with
+ * the patch (the addon's `decodeBatchAndSample`, the decode loop's "sample in the decode's hop"):
+ * a step of generation was two hops to libuv's pool and back, the decode's and the samples'; now
+ * one. The decode loop configures each sequence's sampler before the decode instead of after it
+ * (nothing that configures it changes in between: the sequence waits for its token), and a
+ * sequence that asks for more than its token (probabilities, confidence) is sampled after, as
+ * before (docs/benchmarks.md, the step table). Counts into `counts` (sampleInOneCall's); false
+ * where it cannot be, and sampling stays as it was. `on` false turns it off (the bench measures both ways).
+ */
+export async function sampleInDecode(context: LlamaContext, counts: OneCallSampling, on = true): Promise<boolean> {
+  const native = (context as unknown as { _ctx?: { decodeBatchAndSample?: DecodeAndSample } })._ctx;
+  if (typeof native?.decodeBatchAndSample !== "function" || !(await patchState()).sampleInDecode) return false;
+  if (!(native as { _psycheCounted?: boolean })._psycheCounted) {
+    const call = native.decodeBatchAndSample.bind(native);
+    // The addon's methods are read-only on its prototype: defined again on the object itself.
+    Object.defineProperty(native, "decodeBatchAndSample", {
+      configurable: true,
+      writable: true,
+      value: (indexes: Int32Array, samplers: unknown[]) => {
+        counts.calls++;
+        counts.decodes++;
+        counts.sequences += samplers.length;
+        counts.sequencesInDecodes += samplers.length;
+        return call(indexes, samplers);
+      },
+    });
+    (native as { _psycheCounted?: boolean })._psycheCounted = true;
+  }
+  internals(context)._psycheSampleInDecode = on;
+  return true;
 }
 
 /**
@@ -219,6 +266,8 @@ export async function llamaInternalsProblems(context?: LlamaContext): Promise<st
     );
   if (!patched.yields)
     problems.push(`node-llama-cpp is not patched to yield between batches (a chat may wait for the others to finish): ${reinstall}`);
+  if (!patched.sampleInDecode)
+    problems.push(`node-llama-cpp is not patched to sample in a decode's native call (each step makes two hops): ${reinstall}`);
   if (!patched.ordered)
     problems.push(
       `node-llama-cpp is not patched to decode a batch's sequences in order (chats at once may decode one by one): ${reinstall}`,

@@ -1,10 +1,11 @@
 // A batch's samples in one native call (src/inference/llama-internals.ts, `sampleInOneCall`):
-// the grouping, on a scripted native object that records its calls (a unit test of the logic).
+// the grouping, on a scripted native object that records its calls (a unit test of the logic),
+// and `sampleInDecode`'s counting and switch (the real call: test/engine/sample-in-decode.test.ts).
 // With the engine built here, the real addon's `sampleTokens` runs under the chats of
 // test/engine/parallel-slots.test.ts; the prebuilt binary has none, and sampling stays as it was.
 import t from "tap";
 import type { LlamaContext } from "node-llama-cpp";
-import { sampleInOneCall } from "../../src/inference/llama-internals.js";
+import { sampleInDecode, sampleInOneCall } from "../../src/inference/llama-internals.js";
 
 interface Recorded {
   one: unknown[][];
@@ -71,7 +72,7 @@ t.test("a batch's samples go in one call once all have asked, each answered in o
   batch = 4;
   t.same(await Promise.all(samplers.map((s, i) => native.sampleToken(10 + i, s))), [210, 211, 212]);
   t.same(calls.many[2], { indexes: [10, 11, 12], samplers });
-  t.same(counts, { calls: 3, sequences: 8 });
+  t.same(counts, { calls: 3, sequences: 8, decodes: 0, sequencesInDecodes: 0 });
 });
 
 t.test("a batch of one, one sample alone, or one that asks for more than the token, goes as it did", async (t) => {
@@ -106,4 +107,28 @@ t.test("a sequence whose sample failed is rejected alone; a failed call rejects 
     { status: "rejected", reason: { message: "context disposed" } },
   ]);
   t.same(await Promise.all([native.sampleToken(3, "a"), native.sampleToken(4, "b")]), [3, 4]);
+});
+
+t.test("samples in the decode's call: counted with the rest, switched on the context, absent without the call", async (t) => {
+  const { context, native } = scripted((indexes) => indexes);
+  const counts = sampleInOneCall(context, () => 2)!;
+  t.equal(await sampleInDecode(context, counts), false, "the prebuilt binary has no decodeBatchAndSample");
+  t.equal((context as unknown as { _psycheSampleInDecode?: boolean })._psycheSampleInDecode, undefined);
+  const decoded: number[][] = [];
+  (native as Record<string, unknown>).decodeBatchAndSample = (indexes: Int32Array) => {
+    decoded.push([...indexes]);
+    return Promise.resolve([...indexes].map((i) => 300 + i));
+  };
+  t.equal(await sampleInDecode(context, counts), true);
+  t.equal((context as unknown as { _psycheSampleInDecode?: boolean })._psycheSampleInDecode, true);
+  const call = (native as unknown as { decodeBatchAndSample: (i: Int32Array, s: unknown[]) => Promise<number[]> }).decodeBatchAndSample;
+  t.same(await call(Int32Array.from([0, 4]), ["a", "b"]), [300, 304]);
+  t.same(counts, { calls: 1, sequences: 2, decodes: 1, sequencesInDecodes: 2 });
+  // Off and on again: the one wrapper, counted once a call.
+  t.equal(await sampleInDecode(context, counts, false), true);
+  t.equal((context as unknown as { _psycheSampleInDecode?: boolean })._psycheSampleInDecode, false);
+  await sampleInDecode(context, counts, true);
+  await (native as unknown as { decodeBatchAndSample: typeof call }).decodeBatchAndSample(Int32Array.from([1]), ["c"]);
+  t.same(counts, { calls: 2, sequences: 3, decodes: 2, sequencesInDecodes: 3 });
+  t.same(decoded, [[0, 4], [1]]);
 });
