@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { Queryable } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
-import { INFERENCE_QUEUE, inTransactionDb, Priority, type ReverieJob } from "../jobs/queue.js";
+import { DUE_AT_ONCE, INFERENCE_QUEUE, inTransactionDb, Priority, type ReverieJob } from "../jobs/queue.js";
 import { DREAM_SIGNAL } from "./dream.js";
 import type { DreamSettings } from "./settings.js";
 
@@ -51,6 +51,7 @@ export interface QueueReverieDeps {
  */
 export async function queueReverie(deps: QueueReverieDeps, job: ReverieJob, client?: Queryable): Promise<string | null> {
   const id = await deps.boss.send(INFERENCE_QUEUE, job, {
+    ...DUE_AT_ONCE,
     id: randomUUID(),
     priority: reveriePriority(job),
     retryLimit: 0,

@@ -20,6 +20,16 @@ export const MAINTENANCE_QUEUE = "psyche-maintenance";
  */
 export const MAINTENANCE_SIGNAL = "maintenance";
 
+/**
+ * Every job is sent due a millisecond before its insert. pg-boss takes a job once
+ * `start_after < now()`, and the embedded database's clock counts whole milliseconds (PGlite:
+ * 180 of 200 jobs inserted and fetched back to back were not yet due, 2026-12-06): a worker
+ * signalled for a job in the millisecond of its insert found nothing and waited for its next
+ * poll, up to eight times --poll-ms (jobs/poll-backoff.ts). An interval, not a time: the
+ * database's clock, not this process's, says when.
+ */
+export const DUE_AT_ONCE = { startAfter: "-1 millisecond" } as const;
+
 /** Higher runs first. Chat always wins. */
 export const Priority = {
   chat: 40,
@@ -102,7 +112,7 @@ export async function sendStatement(
       return { rows: [{ id: options.id }] };
     },
   };
-  await boss.send(name, data, { ...options, db });
+  await boss.send(name, data, { ...DUE_AT_ONCE, ...options, db });
   if (statements.length !== 1) throw new Error(`pg-boss sent ${statements.length} statements for one job`);
   return statements[0]!;
 }

@@ -12,7 +12,7 @@ import { processAlive } from "../db/pid-lock.js";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { Channel, type SignalBus } from "./bus.js";
 import { encodeTurnSignal } from "./turn-signal.js";
-import { INFERENCE_QUEUE, inTransactionDb, Priority } from "./queue.js";
+import { DUE_AT_ONCE, INFERENCE_QUEUE, inTransactionDb, Priority } from "./queue.js";
 
 /** A turn that has killed this many workers is failed instead of retried. */
 export const MAX_TURN_ATTEMPTS = 3;
@@ -84,7 +84,7 @@ async function requeueOrFail(deps: ReclaimDeps, t: HeldTurn, why: string): Promi
   }
   return inTransaction(deps.pool, async (client) => {
     const db = inTransactionDb(client);
-    const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: t.id }, { priority: Priority.chat, db });
+    const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: t.id }, { ...DUE_AT_ONCE, priority: Priority.chat, db });
     if (!jobId) throw new Error("pg-boss did not accept the retry job");
     if (!(await requeueTurn(client, t.id, t.worker_id, jobId))) throw new Error("turn changed hands");
     // The old job will never be completed by the generation that held it: closed with the move.
@@ -125,7 +125,11 @@ async function rescueStrandedJobs(deps: ReclaimDeps): Promise<string[]> {
     const ok = await inTransaction(deps.pool, async (client) => {
       const db = inTransactionDb(client);
       if (job.action === "move") {
-        const jobId = await deps.boss.send(INFERENCE_QUEUE, { kind: "chat", turnId: job.turn_id }, { priority: Priority.chat, db });
+        const jobId = await deps.boss.send(
+          INFERENCE_QUEUE,
+          { kind: "chat", turnId: job.turn_id },
+          { ...DUE_AT_ONCE, priority: Priority.chat, db },
+        );
         if (!jobId) throw new Error("pg-boss did not accept the retry job");
         if (!(await moveQueuedTurn(client, job.turn_id!, job.id, jobId))) throw new Error("turn changed hands");
       }

@@ -16,7 +16,7 @@ import {
 } from "../db/sql/embedding-runs.js";
 import { ensureVectorIndex, setEmbeddings } from "../db/sql/memories.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
-import { inTransactionDb, MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, Priority, type ReembedJob } from "../jobs/queue.js";
+import { DUE_AT_ONCE, inTransactionDb, MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, Priority, type ReembedJob } from "../jobs/queue.js";
 import type { Logger } from "../log.js";
 import type { Embedder } from "./embedder.js";
 import { AdvisoryLock, lockForTransaction } from "../db/sql/locks.js";
@@ -48,6 +48,7 @@ export async function queueReembeddingIfNeeded(deps: ReembedDeps): Promise<strin
     await insertRun(client, id, space.embedder, stale);
     const job: ReembedJob = { kind: "reembed", runId: id, embedder: space.embedder };
     await deps.boss.send(MAINTENANCE_QUEUE, job, {
+      ...DUE_AT_ONCE,
       priority: Priority.maintenance,
       singletonKey: `reembed:${id}`,
       db: inTransactionDb(client),

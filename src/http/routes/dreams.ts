@@ -11,7 +11,7 @@ import { reverieJob } from "../../db/sql/pgboss-jobs.js";
 import { readDreamSettings } from "../../dreams/settings.js";
 import { dreamStatus, wakeUp } from "../../dreams/status.js";
 import { Channel } from "../../jobs/bus.js";
-import { type ConsolidateJob, INFERENCE_QUEUE, MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, Priority } from "../../jobs/queue.js";
+import { type ConsolidateJob, DUE_AT_ONCE, INFERENCE_QUEUE, MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, Priority } from "../../jobs/queue.js";
 import { buildReverie, queueReverie } from "../../dreams/queue-reverie.js";
 import type { WebServices } from "../../web-services.js";
 import { ApiError } from "../errors.js";
@@ -75,7 +75,12 @@ export function dreamRoutes(deps: WebServices): Hono {
       let id: string | null;
       if (kind === "consolidate") {
         const job: ConsolidateJob = { kind };
-        id = await deps.boss.send(MAINTENANCE_QUEUE, job, { id: randomUUID(), priority: Priority.maintenance, retryLimit: 2 });
+        id = await deps.boss.send(MAINTENANCE_QUEUE, job, {
+          ...DUE_AT_ONCE,
+          id: randomUUID(),
+          priority: Priority.maintenance,
+          retryLimit: 2,
+        });
       } else {
         id = await queueReverie(deps, {
           ...buildReverie(settings, { kind, focus, maxTokens: parsed.data.max_tokens }),
