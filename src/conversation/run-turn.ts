@@ -327,8 +327,10 @@ async function generateTurn(
       },
     );
     // The last text and the closing event ride on the signals, committed: a follower relays
-    // them without reading them back.
-    if (closing && tail) deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id, { seq: tail.seq, kind: "delta", content: tail.content }));
+    // them without reading them back. The last text may be a thought's (one that ended in calls,
+    // with no reply after it): carried as the kind it was stored as.
+    if (closing && tail)
+      deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id, { seq: tail.seq, kind: tail.kind ?? "delta", content: tail.content }));
     deps.bus.notify(Channel.turn, encodeTurnSignal(turn.id, closing));
     if (closing) deps.bus.notify(Channel.memory);
     if (!closing) return "lost";
