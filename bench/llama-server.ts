@@ -1,6 +1,7 @@
 // The yardstick: llama-server built from the very llama.cpp node-llama-cpp bundles
 // (node_modules/node-llama-cpp/llama/gitRelease.bundle), once, into a cache outside the
-// repository, with cmake's defaults (as a user who builds llama.cpp gets it), for the CPU or, with
+// repository, with cmake's defaults (as a user who builds llama.cpp gets it) but for AMX, left
+// out as Psyche's engine leaves it out (scripts/build-engine.mjs), for the CPU or, with
 // BENCH_GPU (bench/run.ts), for that GPU. Skipped, with the reason, where git, cmake or a C++
 // compiler is missing. PSYCHE_BENCH_LLAMA_SERVER names a llama-server built elsewhere instead.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -12,6 +13,16 @@ import { packageRoot } from "../src/paths.js";
 export type LlamaServerBuild = { path: string; commit: string; builtSeconds: number | null; given?: true } | { skipped: string };
 
 const has = (cmd: string, args = ["--version"]) => spawnSync(cmd, args, { stdio: "ignore" }).status === 0;
+
+/**
+ * Intel's AMX tile instructions, left out where the compiler knows them: on this project's Xeon
+ * (2026-12-06) a build for the machine died of an illegal instruction at its first quantized
+ * matrix product, llama-server's as Psyche's engine's.
+ */
+const NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16";
+const withoutAmx = () =>
+  process.arch === "x64" &&
+  spawnSync("c++", [...NO_AMX.split(" "), "-x", "c++", "-E", "-"], { input: "", stdio: ["pipe", "ignore", "ignore"] }).status === 0;
 
 /** The GPU backends the bench builds llama-server for, as llama.cpp's cmake option names them. */
 const GPU_OPTION = { cuda: "-DGGML_CUDA=ON", vulkan: "-DGGML_VULKAN=ON" } as const;
@@ -32,7 +43,11 @@ export function ensureLlamaServer(say: (line: string) => void, gpu: BenchGpu | f
   if (!existsSync(bundle)) return { skipped: `no ${bundle}` };
   if (!has("git")) return { skipped: "git is missing" };
   const commit = execFileSync("git", ["bundle", "list-heads", bundle], { encoding: "utf8" }).split(/\s/)[0]!.slice(0, 12);
-  const dir = join(process.env.PSYCHE_BENCH_CACHE ?? join(homedir(), ".cache", "psyche"), `llama-server-${commit}${gpu ? `-${gpu}` : ""}`);
+  const noAmx = withoutAmx();
+  const dir = join(
+    process.env.PSYCHE_BENCH_CACHE ?? join(homedir(), ".cache", "psyche"),
+    `llama-server-${commit}${gpu ? `-${gpu}` : ""}${noAmx ? "-noamx" : ""}`,
+  );
   const path = join(dir, "build", "bin", "llama-server");
   if (existsSync(path)) return { path, commit, builtSeconds: null };
   if (!has("cmake")) return { skipped: "cmake is missing (apt-get install cmake)" };
@@ -58,6 +73,7 @@ export function ensureLlamaServer(say: (line: string) => void, gpu: BenchGpu | f
       "-DLLAMA_BUILD_TESTS=OFF",
       "-DLLAMA_BUILD_EXAMPLES=OFF",
       ...(gpu ? [GPU_OPTION[gpu]] : []),
+      ...(noAmx ? [`-DCMAKE_C_FLAGS=${NO_AMX}`, `-DCMAKE_CXX_FLAGS=${NO_AMX}`] : []),
     ],
     { stdio: ["ignore", "ignore", "inherit"] },
   );

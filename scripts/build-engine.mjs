@@ -52,10 +52,11 @@ function gpuToolkit() {
 /**
  * The build's environment, compiled without Intel's AMX tile instructions where the compiler
  * knows them. Why: built for this machine (-march=native), llama.cpp's CPU backend uses AMX for
- * quantized matrices where the CPU lists it, and the llama.cpp node-llama-cpp 3.22.1 bundles asks
- * the kernel for AMX's state on the main thread alone: on a Xeon that lists AMX, the pool
- * thread's first tile instruction is an illegal instruction and the process dies (SIGILL in
- * `tinygemm_kernel_amx`, every Q8_0 model, seen 2026-12-06). AVX-512 still does that work.
+ * quantized matrices where the CPU lists it, and on a machine whose CPU lists AMX that its
+ * kernel or hypervisor does not let run (this project's Xeon virtual machine, 2026-12-06), the
+ * first tile instruction is an illegal instruction: every Q8_0 model died of SIGILL in
+ * `tinygemm_kernel_amx`, and llama-server built with llama.cpp's defaults died the same way.
+ * AVX-512 still does that work.
  */
 function withoutAmx(env) {
   const flags = noAmx;
