@@ -66,6 +66,8 @@ const log = createLogger("warn");
 const cores = availableParallelism();
 /** This machine, as the tables name it. */
 const thisMachine = `${cpus()[0]?.model ?? "cpu"}, ${cores} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+/** A CPU comparison with llama-server, named with the machine it ran on (a GPU's names its device). */
+const measuredHere = (r: VsLlamaServerResult): VsLlamaServerResult => ("skipped" in r ? r : { ...r, machine: thisMachine });
 // The stream benchmark measures the path, not memory: no recall in the prompt.
 const streamFlags = {
   // The CPU, as llama-server is built here (bench/llama-server.ts): the figures are this machine's cores.
@@ -143,24 +145,26 @@ if (part("serving-tiny") && !gpu) {
   const tinyBench = join(root, ".psyche", "models", "psyche-tiny-bench.gguf");
   if (!existsSync(tinyBench))
     writeRandomModel(tinyBench, { ...TINY_SHAPE, name: "psyche-tiny-bench", contextLength: 32768, endOfTurnBias: -30 });
-  servingTiny = await benchVsLlamaServer({
-    ...servingOptions,
-    benchModel: tinyBench,
-    modelName: "the tiny model (psyche-tiny-bench: the tiny model's shape with a 32k context)",
-    dataDir: join(dataDir, "serving-tiny"),
-    parallel: 16,
-    concurrency: [1, 4, 16],
-    runs: Number(process.env.BENCH_SERVING_RUNS ?? 9),
-    maxTokens: 512,
-    warmup: { runs: 8, maxTokens: 512 },
-    // Its vocabulary is mostly single characters: some 6 tokens a word.
-    sessionWords: Number(process.env.BENCH_TINY_SESSION_WORDS ?? 2_500),
-    bursts: false,
-    // A session's cold prompt takes about a second here: three each, and on the bare servers too.
-    sessions: 3,
-    bareSessions: true,
-    targets: { oneStream: 0.9, atOnce: 0.8, lastFirstToken: 2, atOnceCounts: [4, 16] },
-  });
+  servingTiny = measuredHere(
+    await benchVsLlamaServer({
+      ...servingOptions,
+      benchModel: tinyBench,
+      modelName: "the tiny model (psyche-tiny-bench: the tiny model's shape with a 32k context)",
+      dataDir: join(dataDir, "serving-tiny"),
+      parallel: 16,
+      concurrency: [1, 4, 16],
+      runs: Number(process.env.BENCH_SERVING_RUNS ?? 9),
+      maxTokens: 512,
+      warmup: { runs: 8, maxTokens: 512 },
+      // Its vocabulary is mostly single characters: some 6 tokens a word.
+      sessionWords: Number(process.env.BENCH_TINY_SESSION_WORDS ?? 2_500),
+      bursts: false,
+      // A session's cold prompt takes about a second here: three each, and on the bare servers too.
+      sessions: 3,
+      bareSessions: true,
+      targets: { oneStream: 0.9, atOnce: 0.8, lastFirstToken: 2, atOnceCounts: [4, 16] },
+    }),
+  );
 }
 let servingGpu: VsLlamaServerResult | undefined = previous.servingGpu;
 if (part("serving") && gpu) {
@@ -175,7 +179,7 @@ if (part("serving") && gpu) {
     concurrency: [...new Set([1, 4, 16, parallel])],
     dataDir: join(dataDir, "serving-gpu"),
   });
-} else if (part("serving")) serving = await benchVsLlamaServer(servingOptions);
+} else if (part("serving")) serving = measuredHere(await benchVsLlamaServer(servingOptions));
 else if (only === "burst" && serving && !("skipped" in serving)) {
   const b = await benchBursts(servingOptions);
   if (!("skipped" in b)) serving = { ...serving, burst: b.burst, burstPostgres: b.burstPostgres };

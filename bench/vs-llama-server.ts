@@ -88,6 +88,8 @@ export type VsLlamaServerResult =
   | { skipped: string }
   | {
       date: string;
+      /** The machine it was measured on (bench/run.ts adds it), where known. */
+      machine?: string;
       commit: string;
       builtSeconds: number | null;
       /** llama-server was the one PSYCHE_BENCH_LLAMA_SERVER named, built elsewhere. */
@@ -458,7 +460,7 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
     );
   return [
     "",
-    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, ${r.modelName ?? "the bench model unless named"}, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}${one.fresh ? ` Before them, ${one.fresh.runs} such pairs of ${one.fresh.maxTokens}-token requests warmed both servers, measured as the fresh server's row.` : ""}${r.concurrentRounds ? ` Chats at once: each count sent in ${r.concurrentRounds} rounds on each server in turn (which goes first alternating), new chats each round; the rows give the rounds' medians.` : ""}`,
+    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.machine ? ` on ${r.machine}` : ""}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, ${r.modelName ?? "the bench model unless named"}, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}${one.fresh ? ` Before them, ${one.fresh.runs} such pairs of ${one.fresh.maxTokens}-token requests warmed both servers, measured as the fresh server's row.` : ""}${r.concurrentRounds ? ` Chats at once: each count sent in ${r.concurrentRounds} rounds on each server in turn (which goes first alternating), new chats each round; the rows give the rounds' medians.` : ""}`,
     "",
     "| measure | llama-server | Psyche | Psyche vs llama-server | target | met |",
     "| --- | --- | --- | --- | --- | --- |",
