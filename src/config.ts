@@ -66,6 +66,13 @@ export const ConfigSchema = z.object({
    */
   sampleInOneCall: bool.default(true),
   /**
+   * Decodes made on the JavaScript thread instead of in a hop to libuv's pool (the addon npm
+   * install builds is patched for it; the prebuilt binary always hops): `auto` where a whole batch
+   * is measured to take at most 30 ms (a small model, or one on a GPU), `true` always, `false`
+   * never (inference/main-thread-decode.ts).
+   */
+  decodeOnMainThread: z.union([z.literal("auto"), bool]).default("auto"),
+  /**
    * `auto` (the default: the GPU npm install built for, else the CPU), `false` (the CPU),
    * `cuda`, `vulkan`, `metal`. Auto, because scripts/build-engine.mjs builds the GPU engine
    * where it finds one, and a user who waited for that build expects it used.

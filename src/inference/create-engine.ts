@@ -9,7 +9,7 @@ import { unusedGpuBuild } from "./gpu-builds.js";
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
   config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> &
-    Partial<Pick<Config, "parallel" | "promptCacheMb" | "sampleInOneCall">> &
+    Partial<Pick<Config, "parallel" | "promptCacheMb" | "sampleInOneCall" | "decodeOnMainThread">> &
     Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined },
   log: Logger,
 ): Promise<LlamaEngine> {
@@ -49,6 +49,7 @@ export async function createLlamaEngine(
     parallel: slots.parallel,
     promptCacheBytes: (config.promptCacheMb ?? 0) * 2 ** 20,
     sampleInOneCall: config.sampleInOneCall ?? true,
+    decodeOnMainThread: config.decodeOnMainThread ?? "auto",
   });
   log.info(
     {
@@ -60,6 +61,8 @@ export async function createLlamaEngine(
       samplesInOneCall: engine.oneCallSampling !== undefined,
       // ...and in the decode's own call (the addon and decode loop patched): one hop a step.
       samplesInDecode: engine.samplesInDecode,
+      // ...and on the JavaScript thread, where a whole batch is short (--decode-on-main-thread): no hop at all.
+      decodeOnMainThread: engine.decodePlaces ? engine.mainThreadDecode : "unavailable",
       threads: config.threads,
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),

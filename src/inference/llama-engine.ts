@@ -45,8 +45,11 @@ import { CallHold, textCallsFor } from "./families/text-calls.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 import { READ_TILE, tiledReadStart } from "./read-tile.js";
+import { type MainThreadDecode, decodeOnMainThread } from "./main-thread-decode.js";
 import {
   batchUnderWay,
+  decodeOnCallingThread,
+  type DecodePlaces,
   forceToken,
   llamaInternalsProblems,
   onBatch,
@@ -74,6 +77,11 @@ export interface LlamaEngineOptions {
   promptCacheBytes?: number | undefined;
   /** A batch's sequences sampled in one native call where the addon can (inference/llama-internals.ts); unset: not (createLlamaEngine passes --sample-in-one-call, on by default). */
   sampleInOneCall?: boolean | undefined;
+  /**
+   * Decodes on the JavaScript thread where the addon can (inference/main-thread-decode.ts); unset:
+   * auto, as --decode-on-main-thread is, so that every engine of a process decodes on the same thread.
+   */
+  decodeOnMainThread?: MainThreadDecode | undefined;
   /** Where the kept states' folder is made (the system's temporary folder unless given). */
   promptCacheParent?: string | undefined;
   /**
@@ -210,6 +218,13 @@ export class LlamaEngine implements InferenceEngine {
   oneCallSampling: OneCallSampling | undefined;
   /** Whether a batch's samples are taken in its decode's native call (inference/llama-internals.ts, sampleInDecode). */
   samplesInDecode = false;
+  /** Where the decodes were made, on the JavaScript thread or in libuv's pool, where the addon can make them on it (inference/main-thread-decode.ts); undefined where not. */
+  decodePlaces: DecodePlaces | undefined;
+  /**
+   * Whether decodes are made on the JavaScript thread, where the addon can; decided before the
+   * first (inference/main-thread-decode.ts). Tests and the bench change it, knowing what that costs.
+   */
+  mainThreadDecode: boolean;
   /** On the CPU with flash attention (llama.cpp's choice, on there): the batch it reads in tiles (inference/read-tile.ts). */
   private readonly readTile: number | undefined;
   /** Short reads stepped back to make a tile, since the engine started. */
@@ -221,6 +236,11 @@ export class LlamaEngine implements InferenceEngine {
     private readonly gather: BatchGather,
   ) {
     this.modelName = options.modelName;
+    this.mainThreadDecode = decodeOnMainThread({
+      mode: options.decodeOnMainThread ?? "auto",
+      gpu: options.llama.gpu !== false,
+      modelBytes: options.model.fileInsights.modelSize,
+    });
     this.slots = context.totalSequences - 1;
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = chatWrapperFor(options.model);
@@ -270,6 +290,9 @@ export class LlamaEngine implements InferenceEngine {
       gather.decoding(n);
     });
     made.engine = new LlamaEngine(options, context, gather);
+    // Before sampleInDecode, whose counts wrap what this answers.
+    const engine = made.engine;
+    engine.decodePlaces = decodeOnCallingThread(context, () => engine.mainThreadDecode);
     if (options.sampleInOneCall) {
       made.engine.oneCallSampling = sampleInOneCall(context, () => batchSize);
       if (made.engine.oneCallSampling) made.engine.samplesInDecode = await sampleInDecode(context, made.engine.oneCallSampling);

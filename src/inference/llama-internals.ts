@@ -181,6 +181,54 @@ export async function sampleInDecode(context: LlamaContext, counts: OneCallSampl
   return true;
 }
 
+type DecodeNow = (batchLogitIndexes: Int32Array, samplers: unknown[]) => (number | string)[];
+interface NativeDecode {
+  decodeBatch: () => Promise<void>;
+  decodeBatchAndSample?: DecodeAndSample;
+  /** The patch's (llama/addon/AddonContext.cpp): decodeBatchAndSample on the calling thread; only in an engine built here. */
+  decodeBatchAndSampleNow?: DecodeNow;
+}
+
+/** Decodes made on the JavaScript thread, and in the hop to libuv's pool. */
+export interface DecodePlaces {
+  here: number;
+  pool: number;
+}
+
+/**
+ * The context's decodes made on the JavaScript thread while `here()` says so, by the patched
+ * addon's `decodeBatchAndSampleNow`, in place of the hop to libuv's pool and back
+ * (inference/main-thread-decode.ts says when, and why the answer should not change once decodes
+ * have begun). Both of the decode loop's calls, `decodeBatch` and the patch's
+ * `decodeBatchAndSample`, answer as they did, a settled promise's worth. Counts where each decode
+ * went; undefined where the addon has no such call (the prebuilt binary), and every decode hops
+ * as before. Call it before `sampleInDecode`, which counts what this answers.
+ */
+export function decodeOnCallingThread(context: LlamaContext, here: () => boolean): DecodePlaces | undefined {
+  const native = (context as unknown as { _ctx?: NativeDecode })._ctx;
+  const now = native?.decodeBatchAndSampleNow?.bind(native);
+  if (!native || !now || typeof native.decodeBatch !== "function") return undefined;
+  const places: DecodePlaces = { here: 0, pool: 0 };
+  const [decodeBatch, decodeAndSample] = [native.decodeBatch.bind(native), native.decodeBatchAndSample?.bind(native)];
+  const define = (name: keyof NativeDecode, value: unknown) =>
+    // The addon's methods are read-only on its prototype: defined again on the object itself.
+    Object.defineProperty(native, name, { configurable: true, writable: true, value });
+  const place = (): boolean => {
+    const yes = here();
+    places[yes ? "here" : "pool"]++;
+    return yes;
+  };
+  define("decodeBatch", async () => {
+    if (place()) now(new Int32Array(0), []);
+    else await decodeBatch();
+  });
+  if (decodeAndSample)
+    define("decodeBatchAndSample", async (indexes: Int32Array, samplers: unknown[]) =>
+      place() ? now(indexes, samplers) : decodeAndSample(indexes, samplers),
+    );
+  return places;
+}
+
 /**
  * The model's tokenizer replaced by `tokenizer`: LlamaChat and the context window read
  * `model.tokenizer` at every use, so a caching one (inference/token-cache.ts) serves them all.
