@@ -45,7 +45,7 @@ import { CallHold, textCallsFor } from "./families/text-calls.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 import { READ_TILE, tiledReadStart } from "./read-tile.js";
-import { type MainThreadDecode, decodeOnMainThread } from "./main-thread-decode.js";
+import { type MainThreadDecode, decodeOnMainThreadHere } from "./main-thread-decode.js";
 import {
   batchUnderWay,
   decodeOnCallingThread,
@@ -236,7 +236,7 @@ export class LlamaEngine implements InferenceEngine {
     private readonly gather: BatchGather,
   ) {
     this.modelName = options.modelName;
-    this.mainThreadDecode = decodeOnMainThread({
+    this.mainThreadDecode = decodeOnMainThreadHere({
       mode: options.decodeOnMainThread ?? "auto",
       gpu: options.llama.gpu !== false,
       modelBytes: options.model.fileInsights.modelSize,

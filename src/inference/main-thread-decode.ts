@@ -12,7 +12,7 @@
 // pass's operations before it sleeps: the tiny model decoded one stream at 330-430 tokens a second
 // on the JavaScript thread after a warm-up in the hop, against some 2,000 either way alone
 // (docs/benchmarks.md). So the choice cannot wait for a decode to be timed: it is made from the
-// model's size.
+// model's size, and the other engines of a process follow the first one's.
 
 /** `auto`: on the JavaScript thread where the model is small enough (below); true: always; false: never. */
 export type MainThreadDecode = "auto" | boolean;
@@ -41,4 +41,18 @@ export interface MainThreadDecodeInput {
 export function decodeOnMainThread({ mode, gpu, modelBytes }: MainThreadDecodeInput): boolean {
   if (mode !== "auto") return mode;
   return !gpu && modelBytes <= CPU_MAX_MODEL_BYTES;
+}
+
+/** The first engine's choice in this process. */
+let thisProcess: boolean | undefined;
+
+/**
+ * decodeOnMainThread for an engine of this process: in auto, whatever the process's first engine
+ * chose, so that its engines' decodes come from one thread (a process with several, as tests
+ * and the bench have, models of several sizes among them).
+ */
+export function decodeOnMainThreadHere(input: MainThreadDecodeInput): boolean {
+  const choice = input.mode === "auto" && thisProcess !== undefined ? thisProcess : decodeOnMainThread(input);
+  thisProcess ??= choice;
+  return choice;
 }

@@ -24,7 +24,6 @@ const engine = await createLlamaEngine(
     contextSize: 1024,
     parallel: 4,
     promptCacheMb: 0,
-    decodeOnMainThread: false,
   },
   createLogger("silent"),
 );
@@ -32,6 +31,7 @@ t.teardown(() => engine.dispose());
 const context = (engine as unknown as { context: LlamaContext }).context;
 const native = (context as unknown as { _ctx: Record<string, unknown> })._ctx;
 const built = typeof native.decodeBatchAndSampleNow === "function";
+const firstChoice = engine.mainThreadDecode;
 
 const ask = (content: string, seed: number, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({
   messages: [
@@ -88,9 +88,11 @@ t.test("on the main thread, an abort lands between steps and timers run", { skip
 });
 
 t.test(
-  "auto decides before the first decode: the tiny model on the CPU on the main thread",
+  "auto chose the main thread for the tiny model on the CPU, before its first decode",
   { skip: !built && "no decodeBatchAndSampleNow" },
   async (t) => {
+    // The first engine of this process, made in auto (above), before any test changed it.
+    t.equal(firstChoice, true);
     const fresh = await createLlamaEngine(
       { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 2, promptCacheMb: 0 },
       createLogger("silent"),

@@ -18,3 +18,11 @@ t.test("true and false decide whatever the model", async (t) => {
       t.equal(decodeOnMainThread({ mode: false, gpu, modelBytes }), false);
     }
 });
+
+t.test("in one process, auto follows the first engine's choice", async (t) => {
+  const { decodeOnMainThreadHere } = await import("../../src/inference/main-thread-decode.js");
+  t.equal(decodeOnMainThreadHere({ mode: "auto", gpu: false, modelBytes: 531_000_000 }), false, "the first: a large model, the hop");
+  t.equal(decodeOnMainThreadHere({ mode: "auto", gpu: false, modelBytes: 511_936 }), false, "a small one after it keeps the hop");
+  t.equal(decodeOnMainThreadHere({ mode: true, gpu: false, modelBytes: 511_936 }), true, "as told, whatever came first");
+  t.equal(decodeOnMainThreadHere({ mode: "auto", gpu: false, modelBytes: 511_936 }), false);
+});
