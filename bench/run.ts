@@ -191,13 +191,7 @@ let steps: { date: string; machine?: string; threadpool?: number; rows: (StepCos
 if (part("steps")) {
   const rows: (StepCosts & { threads: number })[] = [];
   for (const threads of [...new Set([1, cores])]) {
-    // Every way in the hop to libuv's pool: decodes on the JavaScript thread (the tiny model's
-    // default) cannot be measured in the same process (src/inference/main-thread-decode.ts); the
-    // serving-tiny comparison measures them, a server each way.
-    const config = loadConfig(
-      { ...streamFlags, model: ensureTinyModel(dataDir), threads, parallel: 16, sampleInOneCall: true, decodeOnMainThread: false },
-      {},
-    );
+    const config = loadConfig({ ...streamFlags, model: ensureTinyModel(dataDir), threads, parallel: 16, sampleInOneCall: true }, {});
     process.stderr.write(`steps: the tiny model, ${threads} thread(s), 1, 4 and 16 streams of 512 tokens\n`);
     const engine = await createLlamaEngine(config, log);
     for (const row of await benchStepCosts(engine, { streams: [1, 4, 16], maxTokens: 512, warmupTokens: 4096, rounds: 4 }))

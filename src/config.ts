@@ -66,12 +66,13 @@ export const ConfigSchema = z.object({
    */
   sampleInOneCall: bool.default(true),
   /**
-   * Decodes made on the JavaScript thread instead of in a hop to libuv's pool (the addon npm
-   * install builds is patched for it; the prebuilt binary always hops): `auto` where a whole batch
-   * is measured to take at most 30 ms (a small model, or one on a GPU), `true` always, `false`
-   * never (inference/main-thread-decode.ts).
+   * Decodes made on the JavaScript thread instead of in a hop to libuv's pool, where the engine
+   * npm install built runs (its addon is patched; the prebuilt binary always hops). Off: the
+   * engine alone decoded the tiny model's one stream some 1.1 times as fast so, but the server
+   * does its database and HTTP work on that thread, beside the decodes in the hop and after them
+   * here: one stream read 30% of llama-server's against 73% (docs/benchmarks.md).
    */
-  decodeOnMainThread: z.union([z.literal("auto"), bool]).default("auto"),
+  decodeOnMainThread: bool.default(false),
   /**
    * `auto` (the default: the GPU npm install built for, else the CPU), `false` (the CPU),
    * `cuda`, `vulkan`, `metal`. Auto, because scripts/build-engine.mjs builds the GPU engine

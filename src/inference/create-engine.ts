@@ -49,7 +49,7 @@ export async function createLlamaEngine(
     parallel: slots.parallel,
     promptCacheBytes: (config.promptCacheMb ?? 0) * 2 ** 20,
     sampleInOneCall: config.sampleInOneCall ?? true,
-    decodeOnMainThread: config.decodeOnMainThread ?? "auto",
+    decodeOnMainThread: config.decodeOnMainThread ?? false,
   });
   log.info(
     {
@@ -61,7 +61,7 @@ export async function createLlamaEngine(
       samplesInOneCall: engine.oneCallSampling !== undefined,
       // ...and in the decode's own call (the addon and decode loop patched): one hop a step.
       samplesInDecode: engine.samplesInDecode,
-      // ...and on the JavaScript thread, where a whole batch is short (--decode-on-main-thread): no hop at all.
+      // ...and on the JavaScript thread, no hop at all (--decode-on-main-thread, off).
       decodeOnMainThread: engine.decodePlaces ? engine.mainThreadDecode : "unavailable",
       threads: config.threads,
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).

@@ -45,7 +45,6 @@ import { CallHold, textCallsFor } from "./families/text-calls.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
 import { READ_TILE, tiledReadStart } from "./read-tile.js";
-import { type MainThreadDecode, decodeOnMainThreadHere } from "./main-thread-decode.js";
 import {
   batchUnderWay,
   decodeOnCallingThread,
@@ -77,11 +76,8 @@ export interface LlamaEngineOptions {
   promptCacheBytes?: number | undefined;
   /** A batch's sequences sampled in one native call where the addon can (inference/llama-internals.ts); unset: not (createLlamaEngine passes --sample-in-one-call, on by default). */
   sampleInOneCall?: boolean | undefined;
-  /**
-   * Decodes on the JavaScript thread where the addon can (inference/main-thread-decode.ts); unset:
-   * auto, as --decode-on-main-thread is, so that every engine of a process decodes on the same thread.
-   */
-  decodeOnMainThread?: MainThreadDecode | undefined;
+  /** Decodes on the JavaScript thread where the addon can (inference/llama-internals.ts, decodeOnCallingThread); unset: never (createLlamaEngine passes --decode-on-main-thread). */
+  decodeOnMainThread?: boolean | undefined;
   /** Where the kept states' folder is made (the system's temporary folder unless given). */
   promptCacheParent?: string | undefined;
   /**
@@ -218,11 +214,11 @@ export class LlamaEngine implements InferenceEngine {
   oneCallSampling: OneCallSampling | undefined;
   /** Whether a batch's samples are taken in its decode's native call (inference/llama-internals.ts, sampleInDecode). */
   samplesInDecode = false;
-  /** Where the decodes were made, on the JavaScript thread or in libuv's pool, where the addon can make them on it (inference/main-thread-decode.ts); undefined where not. */
+  /** Where the decodes were made, on the JavaScript thread or in libuv's pool, where the addon can make them on it; undefined where not. */
   decodePlaces: DecodePlaces | undefined;
   /**
-   * Whether decodes are made on the JavaScript thread, where the addon can; decided before the
-   * first (inference/main-thread-decode.ts). Tests and the bench change it, knowing what that costs.
+   * Whether decodes are made on the JavaScript thread, where the addon can; set before the first
+   * (inference/llama-internals.ts, decodeOnCallingThread, says why). Tests change it, knowing what that costs.
    */
   mainThreadDecode: boolean;
   /** On the CPU with flash attention (llama.cpp's choice, on there): the batch it reads in tiles (inference/read-tile.ts). */
@@ -236,11 +232,7 @@ export class LlamaEngine implements InferenceEngine {
     private readonly gather: BatchGather,
   ) {
     this.modelName = options.modelName;
-    this.mainThreadDecode = decodeOnMainThreadHere({
-      mode: options.decodeOnMainThread ?? "auto",
-      gpu: options.llama.gpu !== false,
-      modelBytes: options.model.fileInsights.modelSize,
-    });
+    this.mainThreadDecode = options.decodeOnMainThread ?? false;
     this.slots = context.totalSequences - 1;
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = chatWrapperFor(options.model);

@@ -197,9 +197,13 @@ export interface DecodePlaces {
 
 /**
  * The context's decodes made on the JavaScript thread while `here()` says so, by the patched
- * addon's `decodeBatchAndSampleNow`, in place of the hop to libuv's pool and back
- * (inference/main-thread-decode.ts says when, and why the answer should not change once decodes
- * have begun). Both of the decode loop's calls, `decodeBatch` and the patch's
+ * addon's `decodeBatchAndSampleNow`, in place of the hop to libuv's pool and back: two wake-ups of
+ * a sleeping thread, tens of microseconds on a busy CPU, nothing beside a step of 17-30 ms but a
+ * good part of the tiny model's 0.3 ms (docs/benchmarks.md). `here()` should not change once
+ * decodes have begun: the CPU backend's OpenMP team is the calling thread's, and once two threads
+ * have decoded there are two teams, whose threads outnumber two cores; libgomp then sleeps at once
+ * at the barriers between a pass's operations (the tiny model decoded one stream at 330-430 tokens
+ * a second on the JavaScript thread after a warm-up in the hop, against some 2,000 either way alone). Both of the decode loop's calls, `decodeBatch` and the patch's
  * `decodeBatchAndSample`, answer as they did, a settled promise's worth. Counts where each decode
  * went; undefined where the addon has no such call (the prebuilt binary), and every decode hops
  * as before. Call it before `sampleInDecode`, which counts what this answers.
