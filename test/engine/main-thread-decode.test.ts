@@ -5,12 +5,12 @@
 // turns while it generates); and it is off unless told (docs/configuration.md says why). The
 // prebuilt binary (CI keeps it) has no such call: there every decode hops, as before.
 import t from "tap";
+import { seededAsk as ask } from "../helpers/seeded-ask.js";
 import type { LlamaContext } from "node-llama-cpp";
 import { modelOf } from "../helpers/model-of.js";
 import { createLlamaEngine } from "../../src/inference/create-engine.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { createLogger } from "../../src/log.js";
-import type { GenerateRequest } from "../../src/inference/engine.js";
 import { serverDir } from "../helpers/testdir.js";
 
 const dataDir = serverDir(t);
@@ -32,16 +32,6 @@ const native = (context as unknown as { _ctx: Record<string, unknown> })._ctx;
 const built = typeof native.decodeBatchAndSampleNow === "function";
 const firstChoice = engine.mainThreadDecode;
 
-const ask = (content: string, seed: number, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({
-  messages: [
-    { role: "system", content: "You are Psyche." },
-    { role: "user", content },
-  ],
-  maxTokens: 32,
-  temperature: 0.8,
-  seed,
-  ...extra,
-});
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, 20 + i));
 
 t.test("the prebuilt binary, without the call, decodes in the hop as before", { skip: built }, async (t) => {

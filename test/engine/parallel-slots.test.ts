@@ -3,6 +3,7 @@
 // a prompt past the context is refused in its slot while the others finish, and a
 // conversation's next turn is read from where its slot left off.
 import t from "tap";
+import { seededAsk } from "../helpers/seeded-ask.js";
 import { modelOf } from "../helpers/model-of.js";
 import { createLlamaEngine } from "../../src/inference/create-engine.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
@@ -26,15 +27,7 @@ const engineConfig = {
 const engine = await createLlamaEngine(engineConfig, createLogger("silent"));
 t.teardown(() => engine.dispose());
 
-const ask = (content: string, seed: number): GenerateRequest => ({
-  messages: [
-    { role: "system", content: "You are Psyche." },
-    { role: "user", content },
-  ],
-  maxTokens: 24,
-  temperature: 0.8,
-  seed,
-});
+const ask = (content: string, seed: number): GenerateRequest => seededAsk(content, seed, { maxTokens: 24 });
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, i + 1));
 
 t.test("what Psyche relies on of node-llama-cpp's internals is there", async (t) => {

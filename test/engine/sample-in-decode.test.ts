@@ -5,6 +5,7 @@
 // binary (CI keeps it) has no such call: there the decode loop is checked patched, and the
 // engine is checked to have left sampling as it was.
 import t from "tap";
+import { seededAsk as ask } from "../helpers/seeded-ask.js";
 import type { LlamaContext } from "node-llama-cpp";
 import { modelOf } from "../helpers/model-of.js";
 import { createLlamaEngine } from "../../src/inference/create-engine.js";
@@ -23,16 +24,6 @@ t.teardown(() => engine.dispose());
 const context = (engine as unknown as { context: LlamaContext }).context;
 const native = (context as unknown as { _ctx: Record<string, unknown> })._ctx;
 
-const ask = (content: string, seed: number, extra: Partial<GenerateRequest> = {}): GenerateRequest => ({
-  messages: [
-    { role: "system", content: "You are Psyche." },
-    { role: "user", content },
-  ],
-  maxTokens: 32,
-  temperature: 0.8,
-  seed,
-  ...extra,
-});
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, 10 + i));
 const texts = async (asks: GenerateRequest[]) => (await Promise.all(asks.map((q) => modelOf(engine).generate(q)))).map((r) => r.text);
 
