@@ -62,7 +62,7 @@ export async function createLlamaEngine(
       // ...and in the decode's own call (the addon and decode loop patched): one hop a step.
       samplesInDecode: engine.samplesInDecode,
       // ...and on the JavaScript thread, no hop at all (--decode-on-main-thread, off).
-      decodeOnMainThread: engine.decodePlaces ? engine.mainThreadDecode : "unavailable",
+      decodeOnMainThread: config.decodeOnMainThread ? (engine.decodePlaces ? true : "unavailable") : false,
       threads: config.threads,
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),

@@ -214,11 +214,12 @@ export class LlamaEngine implements InferenceEngine {
   oneCallSampling: OneCallSampling | undefined;
   /** Whether a batch's samples are taken in its decode's native call (inference/llama-internals.ts, sampleInDecode). */
   samplesInDecode = false;
-  /** Where the decodes were made, on the JavaScript thread or in libuv's pool, where the addon can make them on it; undefined where not. */
+  /** Where the decodes were made, on the JavaScript thread or in libuv's pool, where asked for and the addon can; undefined where not. */
   decodePlaces: DecodePlaces | undefined;
   /**
-   * Whether decodes are made on the JavaScript thread, where the addon can; set before the first
-   * (inference/llama-internals.ts, decodeOnCallingThread, says why). Tests change it, knowing what that costs.
+   * Whether decodes are made on the JavaScript thread, where asked for at creation and the addon
+   * can; not to change once decodes have begun (inference/llama-internals.ts, decodeOnCallingThread,
+   * says why). Tests change it, knowing what that costs.
    */
   mainThreadDecode: boolean;
   /** On the CPU with flash attention (llama.cpp's choice, on there): the batch it reads in tiles (inference/read-tile.ts). */
@@ -282,9 +283,10 @@ export class LlamaEngine implements InferenceEngine {
       gather.decoding(n);
     });
     made.engine = new LlamaEngine(options, context, gather);
-    // Before sampleInDecode, whose counts wrap what this answers.
+    // Only where asked for, so that the shipped way adds nothing to a step; before
+    // sampleInDecode, whose counts wrap what this answers.
     const engine = made.engine;
-    engine.decodePlaces = decodeOnCallingThread(context, () => engine.mainThreadDecode);
+    if (engine.mainThreadDecode) engine.decodePlaces = decodeOnCallingThread(context, () => engine.mainThreadDecode);
     if (options.sampleInOneCall) {
       made.engine.oneCallSampling = sampleInOneCall(context, () => batchSize);
       if (made.engine.oneCallSampling) made.engine.samplesInDecode = await sampleInDecode(context, made.engine.oneCallSampling);

@@ -202,8 +202,9 @@ export interface DecodePlaces {
  * good part of the tiny model's 0.3 ms (docs/benchmarks.md). `here()` should not change once
  * decodes have begun: the CPU backend's OpenMP team is the calling thread's, and once two threads
  * have decoded there are two teams, whose threads outnumber two cores; libgomp then sleeps at once
- * at the barriers between a pass's operations (the tiny model decoded one stream at 330-430 tokens
- * a second on the JavaScript thread after a warm-up in the hop, against some 2,000 either way alone). Both of the decode loop's calls, `decodeBatch` and the patch's
+ * at the barriers between a pass's operations (the tiny model decoded one stream at 330-430
+ * tokens a second on the JavaScript thread after a warm-up in the hop, against some 2,000 either
+ * way alone). Both of the decode loop's calls, `decodeBatch` and the patch's
  * `decodeBatchAndSample`, answer as they did, a settled promise's worth. Counts where each decode
  * went; undefined where the addon has no such call (the prebuilt binary), and every decode hops
  * as before. Call it before `sampleInDecode`, which counts what this answers.

@@ -23,6 +23,7 @@ const engine = await createLlamaEngine(
     contextSize: 1024,
     parallel: 4,
     promptCacheMb: 0,
+    decodeOnMainThread: true,
   },
   createLogger("silent"),
 );
@@ -30,13 +31,19 @@ t.teardown(() => engine.dispose());
 const context = (engine as unknown as { context: LlamaContext }).context;
 const native = (context as unknown as { _ctx: Record<string, unknown> })._ctx;
 const built = typeof native.decodeBatchAndSampleNow === "function";
-const firstChoice = engine.mainThreadDecode;
 
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, 20 + i));
 
 t.test("the prebuilt binary, without the call, decodes in the hop as before", { skip: built }, async (t) => {
   t.equal(engine.decodePlaces, undefined);
   t.same(await engine.internalsProblems(), []);
+});
+
+t.test("told at creation, a prompt's reading and every step there", { skip: !built && "no decodeBatchAndSampleNow" }, async (t) => {
+  t.equal(engine.mainThreadDecode, true);
+  await modelOf(engine).generate(ask("a quiet harbour", 6, { maxTokens: 16 }));
+  t.equal(engine.decodePlaces?.pool, 0, "its prompt read there too");
+  t.ok((engine.decodePlaces?.here ?? 0) >= 16, `its steps there (${engine.decodePlaces?.here})`);
 });
 
 t.test(
@@ -76,29 +83,16 @@ t.test("on the main thread, an abort lands between steps and timers run", { skip
   t.ok(ticks >= 3, `a 5 ms timer ran while it generated (${ticks} times)`);
 });
 
-t.test(
-  "off unless told; told at creation, a prompt's reading and every step there",
-  { skip: !built && "no decodeBatchAndSampleNow" },
-  async (t) => {
-    // The first engine of this process, made with the defaults (above), before any test changed it.
-    t.equal(firstChoice, false, "off by default");
-    const fresh = await createLlamaEngine(
-      {
-        model: ensureTinyModel(dataDir),
-        dataDir,
-        gpu: "false",
-        threads: 2,
-        contextSize: 1024,
-        parallel: 2,
-        promptCacheMb: 0,
-        decodeOnMainThread: true,
-      },
-      createLogger("silent"),
-    );
-    t.teardown(() => fresh.dispose());
-    t.equal(fresh.mainThreadDecode, true);
-    await modelOf(fresh).generate(ask("a quiet harbour", 6, { maxTokens: 16 }));
-    t.equal(fresh.decodePlaces?.pool, 0, "its prompt read there too");
-    t.ok((fresh.decodePlaces?.here ?? 0) >= 16, `its steps there (${fresh.decodePlaces?.here})`);
-  },
-);
+t.test("off unless told: nothing then stands between the decode loop and the addon", async (t) => {
+  // Made and never decoded in: the engine above decodes on the main thread, and a context of this
+  // process decoding in the hop would make a second OpenMP team.
+  const plain = await createLlamaEngine(
+    { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 2, promptCacheMb: 0 },
+    createLogger("silent"),
+  );
+  t.teardown(() => plain.dispose());
+  t.equal(plain.mainThreadDecode, false);
+  t.equal(plain.decodePlaces, undefined);
+  const native = ((plain as unknown as { context: LlamaContext }).context as unknown as { _ctx: object })._ctx;
+  t.notOk(Object.hasOwn(native, "decodeBatch"), "decodeBatch is the addon's own");
+});
