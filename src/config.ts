@@ -74,6 +74,13 @@ export const ConfigSchema = z.object({
    */
   decodeOnMainThread: bool.default(false),
   /**
+   * The most steps of a chat generating alone decoded and sampled in one native call, where the
+   * engine npm install built runs (its addon is patched; inference/llama-internals.ts,
+   * decodeAhead); 0 or 1: one step a call. A small model's step, or a GPU's, is shorter than the
+   * hop to libuv's pool and the decode loop's JavaScript around it (docs/benchmarks.md).
+   */
+  decodeAhead: z.coerce.number().int().min(0).max(256).default(16),
+  /**
    * `auto` (the default: the GPU npm install built for, else the CPU), `false` (the CPU),
    * `cuda`, `vulkan`, `metal`. Auto, because scripts/build-engine.mjs builds the GPU engine
    * where it finds one, and a user who waited for that build expects it used.

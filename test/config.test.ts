@@ -13,6 +13,7 @@ t.test("defaults", async (t) => {
   t.equal(c.threads, availableParallelism(), "inference threads default to the number of cores");
   t.equal(c.model, "tiny-qwen3");
   t.equal(c.databaseUrl, undefined);
+  t.equal(c.decodeAhead, 16, "a chat alone decodes up to 16 steps a native call");
 });
 
 t.test("environment, then flags", async (t) => {
@@ -38,6 +39,9 @@ t.test("an invalid value names the flag, the variable and the value", async (t) 
   t.throws(() => loadConfig({ threads: "0" }, {}), /--threads \/ PSYCHE_THREADS/);
   t.throws(() => loadConfig({}, { DATABASE_URL: "not a url" }), /DATABASE_URL/);
   t.throws(() => loadConfig({ gpu: "tpu" }, {}), /--gpu/);
+  t.throws(() => loadConfig({ decodeAhead: "-1" }, {}), /--decode-ahead \/ PSYCHE_DECODE_AHEAD/);
+  t.throws(() => loadConfig({}, { PSYCHE_DECODE_AHEAD: "lots" }), /--decode-ahead/);
+  t.throws(() => loadConfig({ decodeAhead: "1000" }, {}), /--decode-ahead/, "at most 256 steps a call");
 });
 
 t.test("listening beyond loopback requires an API key", async (t) => {

@@ -9,7 +9,7 @@ import { unusedGpuBuild } from "./gpu-builds.js";
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
   config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> &
-    Partial<Pick<Config, "parallel" | "promptCacheMb" | "sampleInOneCall" | "decodeOnMainThread">> &
+    Partial<Pick<Config, "parallel" | "promptCacheMb" | "sampleInOneCall" | "decodeOnMainThread" | "decodeAhead">> &
     Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined },
   log: Logger,
 ): Promise<LlamaEngine> {
@@ -50,6 +50,7 @@ export async function createLlamaEngine(
     promptCacheBytes: (config.promptCacheMb ?? 0) * 2 ** 20,
     sampleInOneCall: config.sampleInOneCall ?? true,
     decodeOnMainThread: config.decodeOnMainThread ?? false,
+    decodeAhead: config.decodeAhead ?? 16,
   });
   log.info(
     {
@@ -63,6 +64,8 @@ export async function createLlamaEngine(
       samplesInDecode: engine.samplesInDecode,
       // ...and on the JavaScript thread, no hop at all (--decode-on-main-thread, off).
       decodeOnMainThread: config.decodeOnMainThread ? (engine.decodePlaces ? true : "unavailable") : false,
+      // ...and a chat generating alone decodes several steps a call (--decode-ahead): the most, or unavailable.
+      decodeAhead: (config.decodeAhead ?? 16) < 2 ? 0 : engine.ahead ? (config.decodeAhead ?? 16) : "unavailable",
       threads: config.threads,
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),

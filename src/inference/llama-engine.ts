@@ -47,7 +47,10 @@ import { BatchGather, type GatherStats } from "./gather-batch.js";
 import { READ_TILE, tiledReadStart } from "./read-tile.js";
 import {
   batchUnderWay,
+  decodeAhead,
   decodeOnCallingThread,
+  sequenceIdOf,
+  type DecodeAhead,
   type DecodePlaces,
   forceToken,
   llamaInternalsProblems,
@@ -78,6 +81,8 @@ export interface LlamaEngineOptions {
   sampleInOneCall?: boolean | undefined;
   /** Decodes on the JavaScript thread where the addon can (inference/llama-internals.ts, decodeOnCallingThread); unset: never (createLlamaEngine passes --decode-on-main-thread). */
   decodeOnMainThread?: boolean | undefined;
+  /** The most steps of a chat generating alone decoded in one native call where the addon can (inference/llama-internals.ts, decodeAhead); unset or under 2: one a call. */
+  decodeAhead?: number | undefined;
   /** Where the kept states' folder is made (the system's temporary folder unless given). */
   promptCacheParent?: string | undefined;
   /**
@@ -222,6 +227,12 @@ export class LlamaEngine implements InferenceEngine {
    * says why). Tests change it, knowing what that costs.
    */
   mainThreadDecode: boolean;
+  /** Several steps of a chat generating alone in one native call (inference/llama-internals.ts, decodeAhead): its counts; undefined where not. */
+  ahead: DecodeAhead | undefined;
+  /** The most steps a call where it can (--decode-ahead); under 2: one a call. Tests change it. */
+  aheadSteps: number;
+  /** The sequences whose generation may decode ahead, with the tokens each may still make: not a forced reply's. */
+  private readonly aheadRoom = new Map<number, () => number>();
   /** On the CPU with flash attention (llama.cpp's choice, on there): the batch it reads in tiles (inference/read-tile.ts). */
   private readonly readTile: number | undefined;
   /** Short reads stepped back to make a tile, since the engine started. */
@@ -234,6 +245,7 @@ export class LlamaEngine implements InferenceEngine {
   ) {
     this.modelName = options.modelName;
     this.mainThreadDecode = options.decodeOnMainThread ?? false;
+    this.aheadSteps = options.decodeAhead ?? 0;
     this.slots = context.totalSequences - 1;
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = chatWrapperFor(options.model);
@@ -291,6 +303,14 @@ export class LlamaEngine implements InferenceEngine {
       made.engine.oneCallSampling = sampleInOneCall(context, () => batchSize);
       if (made.engine.oneCallSampling) made.engine.samplesInDecode = await sampleInDecode(context, made.engine.oneCallSampling);
     }
+    // Wraps the decode in the patched loop that sampleInDecode turns on: needs it; and its
+    // calls hop to libuv's pool, which decodes on the main thread must never mix with.
+    if (engine.samplesInDecode && !engine.mainThreadDecode && engine.aheadSteps >= 2)
+      engine.ahead = await decodeAhead(
+        context,
+        engine.sequences.map((s) => s.chat.sequence),
+        { maxSteps: () => engine.aheadSteps, room: (id) => engine.aheadRoom.get(id)?.() ?? 0 },
+      );
     return made.engine;
   }
 
@@ -536,8 +556,11 @@ export class LlamaEngine implements InferenceEngine {
     if (promptTokens + 1 >= this.contextSize) throw new ContextOverflow(promptTokens, this.contextSize);
     const maxTokens = Math.min(request.maxTokens, this.contextSize - promptTokens - 1);
     this.generating++;
+    const sequenceId = sequenceIdOf(slot.chat.sequence);
     try {
       await this.readInTiles(slot, held, promptTokens);
+      // node-llama-cpp's completion counts its tokens itself: the reply's limit is as close as is known.
+      this.aheadRoom.set(sequenceId, () => maxTokens);
       return await completeText(text, request, {
         model: this.options.model,
         sequence: slot.chat.sequence,
@@ -548,6 +571,8 @@ export class LlamaEngine implements InferenceEngine {
         cachedTokens: held,
       });
     } finally {
+      this.aheadRoom.delete(sequenceId);
+      this.ahead?.settle(sequenceId);
       this.generating--;
     }
   }
@@ -609,6 +634,9 @@ export class LlamaEngine implements InferenceEngine {
     const hold = reading ? new CallHold(reading.syntax) : undefined;
     slot.forcing = forced;
     slot.variant = reading?.wrapper ?? this.wrapperFor(request);
+    const sequenceId = sequenceIdOf(slot.chat.sequence);
+    // A forced reply's bias changes each step: its samples cannot be taken ahead.
+    if (forcedText === undefined) this.aheadRoom.set(sequenceId, () => maxTokens - completionTokens - reasoningTokens);
     try {
       const common = {
         ...this.sampling(request),
@@ -718,6 +746,8 @@ export class LlamaEngine implements InferenceEngine {
         toolCalls,
       };
     } finally {
+      this.aheadRoom.delete(sequenceId);
+      this.ahead?.settle(sequenceId);
       slot.forcing = false;
       slot.variant = undefined;
     }

@@ -234,6 +234,230 @@ export function decodeOnCallingThread(context: LlamaContext, here: () => boolean
   return places;
 }
 
+type DecodeAheadCall = (
+  batchLogitIndexes: Int32Array,
+  samplers: unknown[],
+  sequenceId: number,
+  firstPosition: number,
+  steps: number,
+  budgetMicroseconds: number,
+) => Promise<(number | string)[]>;
+interface NativeAhead {
+  initBatch: (size: number) => unknown;
+  addToBatch: (sequenceId: number, firstPosition: number, tokens: Uint32Array, logitIndexes: Uint32Array) => unknown;
+  decodeBatchAndSample: DecodeAndSample;
+  removeTokenCellsFromSequence: (sequenceId: number, start: number, end: number) => boolean;
+  /** The patch's (llama/addon/AddonContext.cpp): decodeBatchAndSample, then more steps of its one sequence in the same call. */
+  decodeBatchAndSampleAhead?: DecodeAheadCall;
+  /** The patch's: ends a run ahead at its next step. */
+  stopAhead?: () => void;
+}
+interface QueuedDecode {
+  sequenceId: number;
+  firstTokenSequenceIndex: number;
+  tokens: readonly number[];
+  logits: readonly (boolean | undefined)[];
+  tokenMeter?: unknown;
+  afterBatchAction?: (sequenceStateLength: number) => unknown;
+}
+type LogitMapper = { psychePrepare?: () => unknown };
+type DecodeTokens = (item: QueuedDecode, mapper: LogitMapper) => Promise<[number, unknown][]>;
+
+/** Runs ahead and the steps they made past their batch's; steps taken from them, and runs whose rest was dropped. */
+export interface AheadCounts {
+  runs: number;
+  steps: number;
+  taken: number;
+  dropped: number;
+}
+
+export interface DecodeAhead {
+  readonly counts: AheadCounts;
+  /** Drops what `sequenceId` decoded ahead and did not take: its generation is over. */
+  settle(sequenceId: number): void;
+}
+
+/**
+ * The longest a run ahead goes on (µs): its tokens reach the client together at its end, so a
+ * model whose steps are long (the bench model's 17-30 ms on two cores) takes no step ahead, and
+ * a run of short ones is a burst no one sees.
+ */
+export const AHEAD_BUDGET_US = 10_000;
+
+/** node-llama-cpp's id of `sequence` in its context (the addon's sequence id): not public. */
+export const sequenceIdOf = (sequence: LlamaContextSequence): number => (sequence as unknown as { _sequenceId: number })._sequenceId;
+
+/** A sampler config with nothing that reads the tokens before it from JavaScript: no grammar, no repeat penalties. */
+const freeConfig = (c: Record<string, unknown>): boolean =>
+  c.grammarEvaluationState == null &&
+  (c.repeatPenalty ?? 1) === 1 &&
+  !c.repeatPenaltyPresencePenalty &&
+  !c.repeatPenaltyFrequencyPenalty &&
+  c.dryRepeatPenaltyStrength == null;
+const FREE = Symbol("psyche: sampler free to run ahead");
+
+/** node-llama-cpp's sampler class, reached by its file, its applyConfig made to mark a free config on the addon's sampler. */
+async function markFreeSamplers(): Promise<boolean> {
+  const url = new URL("./evaluator/LlamaContext/LlamaSampler.js", import.meta.resolve("node-llama-cpp"));
+  type Sampler = { _sampler?: Record<symbol, boolean> };
+  type Proto = { applyConfig?: (this: Sampler, config: Record<string, unknown>) => unknown; _psycheMarks?: boolean };
+  let proto: Proto | undefined;
+  try {
+    proto = ((await import(url.href)) as { LlamaSampler?: { prototype: Proto } }).LlamaSampler?.prototype;
+  } catch {
+    return false;
+  }
+  const apply = proto?.applyConfig;
+  if (!proto || typeof apply !== "function") return false;
+  if (!proto._psycheMarks) {
+    proto.applyConfig = function (config) {
+      if (this._sampler) this._sampler[FREE] = freeConfig(config);
+      return apply.call(this, config);
+    };
+    proto._psycheMarks = true;
+  }
+  return true;
+}
+
+/**
+ * Several steps of a sequence generating alone decoded and sampled in one native call, where
+ * the engine was built here with the patch (the addon's `decodeBatchAndSampleAhead`): each step
+ * of a small model (or a GPU's) is shorter than its hop to libuv's pool and back and the decode
+ * loop's JavaScript around it (docs/benchmarks.md, "Where a served stream's step goes"). A batch
+ * of one sequence, with nothing else queued, and its sampler free of what reads earlier tokens
+ * from JavaScript (a grammar, repeat penalties), is decoded and sampled as before and then on,
+ * up to `maxSteps()` (under 2: none; doubling from 2 in each generation, so a reply cut short
+ * wastes little), no more than `room(sequenceId)` tokens (what its generation may still make; 0:
+ * none), and no longer than AHEAD_BUDGET_US, stopping at an end-of-generation token or when
+ * another sequence queues (`stopAhead`). The
+ * tokens it sampled are kept; each of the sequence's next decodes that asks for exactly the next
+ * of them, at its position, with the same sampler still free, takes the sample that followed it
+ * at once (no batch, no hop); anything else drops the rest from the sequence's cells first, as
+ * does an erase of its tokens and `settle` when its generation ends. Replies are the same either
+ * way (the same sampler, its random state going on as it would). A test's forced reply, whose
+ * bias changes each step, has no room.
+ * Undefined where the addon has no such call (the prebuilt binary), and decoding stays as it was.
+ */
+export async function decodeAhead(
+  context: LlamaContext,
+  sequences: readonly LlamaContextSequence[],
+  options: { maxSteps(): number; room(sequenceId: number): number },
+): Promise<DecodeAhead | undefined> {
+  const native = (context as unknown as { _ctx?: NativeAhead })._ctx;
+  const target = context as unknown as { _decodeTokens?: DecodeTokens; _queuedDecodeSequenceIds?: unknown; contextSize: number };
+  const ahead = native?.decodeBatchAndSampleAhead?.bind(native);
+  const stop = native?.stopAhead?.bind(native);
+  if (!native || !ahead || !stop || typeof target._decodeTokens !== "function") return undefined;
+  if (sequences.some((s) => typeof sequenceIdOf(s) !== "number")) return undefined;
+  if (!(await markFreeSamplers())) return undefined;
+  const counts: AheadCounts = { runs: 0, steps: 0, taken: 0, dropped: 0 };
+  type Run = { position: number; tokens: number[]; samples: number[]; sampler: unknown };
+  const runs = new Map<number, Run>();
+  const grow = new Map<number, number>();
+  let batch: { sequenceId: number; end: number; tokens: number; logits: number }[] = [];
+  let running = false;
+  const define = (name: keyof NativeAhead, value: unknown) =>
+    // The addon's methods are read-only on its prototype: defined again on the object itself.
+    Object.defineProperty(native, name, { configurable: true, writable: true, value });
+  const free = (sampler: unknown) => (sampler as Record<symbol, boolean> | undefined)?.[FREE] === true;
+  const drop = (sequenceId: number) => {
+    const run = runs.get(sequenceId);
+    if (!run) return;
+    runs.delete(sequenceId);
+    if (run.tokens.length) counts.dropped++;
+    // From the first cell not taken to the end: a cell decoded with no sample after it is there too.
+    native.removeTokenCellsFromSequence(sequenceId, run.position, -1);
+  };
+  const [initBatch, addToBatch, decodeAndSample] = [
+    native.initBatch.bind(native),
+    native.addToBatch.bind(native),
+    native.decodeBatchAndSample.bind(native),
+  ];
+  define("initBatch", (size: number) => {
+    batch = [];
+    return initBatch(size);
+  });
+  define("addToBatch", (sequenceId: number, first: number, tokens: Uint32Array, logits: Uint32Array) => {
+    batch.push({ sequenceId, end: first + tokens.length, tokens: tokens.length, logits: logits.length });
+    return addToBatch(sequenceId, first, tokens, logits);
+  });
+  define("decodeBatchAndSample", async (indexes: Int32Array, samplers: unknown[]) => {
+    const [one] = batch;
+    const queued = target._queuedDecodeSequenceIds;
+    // A step of generation (a prompt's read goes as it did: its first token waits for nothing more).
+    const step = batch.length === 1 && samplers.length === 1 && one!.tokens === 1 && one!.logits === 1;
+    const most = options.maxSteps();
+    if (!step || running || most < 2 || (queued instanceof Set && queued.size > 0) || !free(samplers[0]))
+      return decodeAndSample(indexes, samplers);
+    const { sequenceId, end } = one!;
+    // Cells up to the context's last but one, where node-llama-cpp keeps one free; no more tokens than the generation may still make.
+    const steps = Math.min(grow.get(sequenceId) ?? 2, most, target.contextSize - 1 - end, options.room(sequenceId));
+    if (steps < 2) return decodeAndSample(indexes, samplers);
+    grow.set(sequenceId, Math.min(steps * 2, most));
+    running = true;
+    let result: (number | string)[];
+    try {
+      result = await ahead(indexes, samplers, sequenceId, end, steps, AHEAD_BUDGET_US);
+    } finally {
+      running = false;
+    }
+    counts.runs++;
+    counts.steps += result.length - 1;
+    if (result.length > 1)
+      runs.set(sequenceId, {
+        position: end,
+        tokens: result.slice(0, -1) as number[],
+        samples: result.slice(1) as number[],
+        sampler: samplers[0],
+      });
+    return result.slice(0, 1);
+  });
+  const decodeTokens = target._decodeTokens.bind(context);
+  target._decodeTokens = async (item, mapper) => {
+    const run = runs.get(item.sequenceId);
+    if (run) {
+      const next =
+        item.tokens.length === 1 &&
+        item.logits.length === 1 &&
+        item.logits[0] === true &&
+        item.firstTokenSequenceIndex === run.position &&
+        item.tokens[0] === run.tokens[0];
+      // Configured as a decode would: the sampler must be the run's, and still free.
+      if (next && mapper.psychePrepare?.() === run.sampler && free(run.sampler)) {
+        run.tokens.shift();
+        run.position++;
+        const sample = run.samples.shift()!;
+        if (!run.tokens.length) drop(item.sequenceId);
+        counts.taken++;
+        for (const meter of [item.tokenMeter].flat())
+          (meter as { useTokens?: (n: number, type: string) => void } | undefined)?.useTokens?.(1, "output");
+        await item.afterBatchAction?.(item.firstTokenSequenceIndex + 2);
+        return [[item.firstTokenSequenceIndex, sample]];
+      }
+      drop(item.sequenceId);
+    }
+    // Another sequence waits: the run under way stops at its next step.
+    if (running) stop();
+    return decodeTokens(item, mapper);
+  };
+  for (const sequence of sequences) {
+    const s = sequence as unknown as { _eraseContextTokenRanges?: (...args: unknown[]) => unknown };
+    const erase = s._eraseContextTokenRanges?.bind(sequence);
+    if (!erase) return undefined;
+    s._eraseContextTokenRanges = (...args: unknown[]) => {
+      drop(sequenceIdOf(sequence));
+      return erase(...args);
+    };
+  }
+  return {
+    counts,
+    settle(sequenceId) {
+      drop(sequenceId);
+      grow.delete(sequenceId);
+    },
+  };
+}
+
 /**
  * The model's tokenizer replaced by `tokenizer`: LlamaChat and the context window read
  * `model.tokenizer` at every use, so a caching one (inference/token-cache.ts) serves them all.

@@ -16,8 +16,9 @@ import type { GenerateRequest } from "../../src/inference/engine.js";
 import { serverDir } from "../helpers/testdir.js";
 
 const dataDir = serverDir(t);
+// Each step its own decode, which this counts (not several a call: --decode-ahead).
 const engine = await createLlamaEngine(
-  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4, promptCacheMb: 0 },
+  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4, promptCacheMb: 0, decodeAhead: 0 },
   createLogger("silent"),
 );
 t.teardown(() => engine.dispose());
