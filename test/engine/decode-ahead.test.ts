@@ -8,22 +8,12 @@
 // each step is its own call, as before.
 import t from "tap";
 import { seededAsk as ask } from "../helpers/seeded-ask.js";
-import type { LlamaContext } from "node-llama-cpp";
 import { modelOf } from "../helpers/model-of.js";
-import { createLlamaEngine } from "../../src/inference/create-engine.js";
-import { ensureTinyModel } from "../../src/inference/load-model.js";
-import { createLogger } from "../../src/log.js";
-import { serverDir } from "../helpers/testdir.js";
+import { tinyEngine } from "../helpers/tiny-engine.js";
 import type { GenerateRequest } from "../../src/inference/engine.js";
 
-const dataDir = serverDir(t);
-const engine = await createLlamaEngine(
-  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4, promptCacheMb: 0, decodeAhead: 16 },
-  createLogger("silent"),
-);
-t.teardown(() => engine.dispose());
-const context = (engine as unknown as { context: LlamaContext }).context;
-const built = typeof (context as unknown as { _ctx: Record<string, unknown> })._ctx.decodeBatchAndSampleAhead === "function";
+const { engine, native } = await tinyEngine(t, { decodeAhead: 16 });
+const built = typeof native.decodeBatchAndSampleAhead === "function";
 const skip = !built && "node-llama-cpp's prebuilt binary has no decodeBatchAndSampleAhead";
 
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) =>

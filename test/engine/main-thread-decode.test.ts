@@ -12,24 +12,10 @@ import { createLlamaEngine } from "../../src/inference/create-engine.js";
 import { ensureTinyModel } from "../../src/inference/load-model.js";
 import { createLogger } from "../../src/log.js";
 import { serverDir } from "../helpers/testdir.js";
+import { tinyEngine } from "../helpers/tiny-engine.js";
 
+const { engine, native } = await tinyEngine(t, { decodeOnMainThread: true });
 const dataDir = serverDir(t);
-const engine = await createLlamaEngine(
-  {
-    model: ensureTinyModel(dataDir),
-    dataDir,
-    gpu: "false",
-    threads: 2,
-    contextSize: 1024,
-    parallel: 4,
-    promptCacheMb: 0,
-    decodeOnMainThread: true,
-  },
-  createLogger("silent"),
-);
-t.teardown(() => engine.dispose());
-const context = (engine as unknown as { context: LlamaContext }).context;
-const native = (context as unknown as { _ctx: Record<string, unknown> })._ctx;
 const built = typeof native.decodeBatchAndSampleNow === "function";
 
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, 20 + i));

@@ -6,24 +6,13 @@
 // engine is checked to have left sampling as it was.
 import t from "tap";
 import { seededAsk as ask } from "../helpers/seeded-ask.js";
-import type { LlamaContext } from "node-llama-cpp";
 import { modelOf } from "../helpers/model-of.js";
-import { createLlamaEngine } from "../../src/inference/create-engine.js";
-import { ensureTinyModel } from "../../src/inference/load-model.js";
-import { createLogger } from "../../src/log.js";
+import { tinyEngine } from "../helpers/tiny-engine.js";
 import { patchState, sampleInDecode } from "../../src/inference/llama-internals.js";
 import type { GenerateRequest } from "../../src/inference/engine.js";
-import { serverDir } from "../helpers/testdir.js";
 
-const dataDir = serverDir(t);
 // Each step its own decode, which this counts (not several a call: --decode-ahead).
-const engine = await createLlamaEngine(
-  { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 4, promptCacheMb: 0, decodeAhead: 0 },
-  createLogger("silent"),
-);
-t.teardown(() => engine.dispose());
-const context = (engine as unknown as { context: LlamaContext }).context;
-const native = (context as unknown as { _ctx: Record<string, unknown> })._ctx;
+const { engine, context, native } = await tinyEngine(t, { decodeAhead: 0 });
 
 const questions = ["the sea at night", "a kiln's firmware", "bread and salt", "the last train home"].map((q, i) => ask(q, 10 + i));
 const texts = async (asks: GenerateRequest[]) => (await Promise.all(asks.map((q) => modelOf(engine).generate(q)))).map((r) => r.text);
