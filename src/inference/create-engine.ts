@@ -39,6 +39,8 @@ export async function createLlamaEngine(
         })
       ).gpuVram,
   });
+  // Config's default (16), for a caller that builds its own settings.
+  const ahead = config.decodeAhead ?? 16;
   const engine = await LlamaEngine.create({
     llama,
     model,
@@ -50,7 +52,7 @@ export async function createLlamaEngine(
     promptCacheBytes: (config.promptCacheMb ?? 0) * 2 ** 20,
     sampleInOneCall: config.sampleInOneCall ?? true,
     decodeOnMainThread: config.decodeOnMainThread ?? false,
-    decodeAhead: config.decodeAhead ?? 16,
+    decodeAhead: ahead,
   });
   log.info(
     {
@@ -65,7 +67,7 @@ export async function createLlamaEngine(
       // ...and on the JavaScript thread, no hop at all (--decode-on-main-thread, off).
       decodeOnMainThread: config.decodeOnMainThread ? (engine.decodePlaces ? true : "unavailable") : false,
       // ...and a chat generating alone decodes several steps a call (--decode-ahead): the most, or unavailable.
-      decodeAhead: (config.decodeAhead ?? 16) < 2 ? 0 : engine.ahead ? (config.decodeAhead ?? 16) : "unavailable",
+      decodeAhead: ahead < 2 ? 0 : engine.ahead ? ahead : "unavailable",
       threads: config.threads,
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),

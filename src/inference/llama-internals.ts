@@ -329,14 +329,13 @@ async function markFreeSamplers(): Promise<boolean> {
  * up to `maxSteps()` (under 2: none; doubling from 2 in each generation, so a reply cut short
  * wastes little), no more than `room(sequenceId)` tokens (what its generation may still make; 0:
  * none), and no longer than AHEAD_BUDGET_US, stopping at an end-of-generation token or when
- * another sequence queues (`stopAhead`). The
- * tokens it sampled are kept; each of the sequence's next decodes that asks for exactly the next
- * of them, at its position, with the same sampler still free, takes the sample that followed it
- * at once (no batch, no hop); anything else drops the rest from the sequence's cells first, as
- * does an erase of its tokens and `settle` when its generation ends. Replies are the same either
- * way (the same sampler, its random state going on as it would). A test's forced reply, whose
- * bias changes each step, has no room.
- * Undefined where the addon has no such call (the prebuilt binary), and decoding stays as it was.
+ * another sequence queues (`stopAhead`). The tokens it sampled are kept; each of the sequence's
+ * next decodes that asks for exactly the next of them, at its position, with the same sampler
+ * still free, takes the sample that followed it at once (no batch, no hop); anything else drops
+ * the rest from the sequence's cells first, as does an erase of its tokens and `settle` when its
+ * generation ends. Replies are the same either way (the same sampler, its random state going on
+ * as it would). A test's forced reply, whose bias changes each step, has no room. Undefined
+ * where the addon has no such call (the prebuilt binary), and decoding stays as it was.
  */
 export async function decodeAhead(
   context: LlamaContext,
@@ -347,8 +346,12 @@ export async function decodeAhead(
   const target = context as unknown as { _decodeTokens?: DecodeTokens; _queuedDecodeSequenceIds?: unknown; contextSize: number };
   const ahead = native?.decodeBatchAndSampleAhead?.bind(native);
   const stop = native?.stopAhead?.bind(native);
+  type Erase = (...args: unknown[]) => unknown;
+  const erasing = (sequence: LlamaContextSequence) => sequence as unknown as { _eraseContextTokenRanges?: Erase };
+  // Everything it relies on checked before anything is wrapped: where one is missing, nothing changes.
   if (!native || !ahead || !stop || typeof target._decodeTokens !== "function") return undefined;
-  if (sequences.some((s) => typeof sequenceIdOf(s) !== "number")) return undefined;
+  if (sequences.some((s) => typeof sequenceIdOf(s) !== "number" || typeof erasing(s)._eraseContextTokenRanges !== "function"))
+    return undefined;
   if (!(await markFreeSamplers())) return undefined;
   const counts: AheadCounts = { runs: 0, steps: 0, taken: 0, dropped: 0 };
   type Run = { position: number; tokens: number[]; samples: number[]; sampler: unknown };
@@ -441,9 +444,8 @@ export async function decodeAhead(
     return decodeTokens(item, mapper);
   };
   for (const sequence of sequences) {
-    const s = sequence as unknown as { _eraseContextTokenRanges?: (...args: unknown[]) => unknown };
-    const erase = s._eraseContextTokenRanges?.bind(sequence);
-    if (!erase) return undefined;
+    const s = erasing(sequence);
+    const erase = s._eraseContextTokenRanges!.bind(sequence);
     s._eraseContextTokenRanges = (...args: unknown[]) => {
       drop(sequenceIdOf(sequence));
       return erase(...args);
