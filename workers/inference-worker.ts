@@ -36,7 +36,8 @@ const signalledTurn = (payload: string) => z.uuid().safeParse(payload).success;
 /** A job as the worker hands it over: its pg-boss id, its payload, and the claim where it was taken with one. */
 interface WorkerJob extends ScheduledJob {
   data: InferenceJob;
-  taken?: TakenTurn | undefined;
+  /** Taken with its turn claimed; a handed turn's `stored` settles with its store (jobs/hand-off.ts). */
+  taken?: (TakenTurn & { stored?: Promise<void> }) | undefined;
 }
 
 export interface InferenceWorkerDeps {
@@ -179,10 +180,10 @@ export class InferenceWorker implements TurnTaker {
     };
     return {
       workerId: this.id,
-      hand: ({ jobId, turn }) => {
+      hand: ({ jobId, turn, stored }) => {
         if (!end()) return;
         this.handed++;
-        const job: WorkerJob = { id: jobId, kind: "chat", data: { kind: "chat", turnId: turn.id }, taken: { jobId, turn } };
+        const job: WorkerJob = { id: jobId, kind: "chat", data: { kind: "chat", turnId: turn.id }, taken: { jobId, turn, stored } };
         // Stopping: the turn stays running under this worker, which is marked stopped, so the next one reclaims it.
         if (!this.scheduler.admitHanded(job))
           this.deps.log.info({ turnId: turn.id }, "handed a turn while stopping; left for the next worker");
@@ -290,8 +291,9 @@ export class InferenceWorker implements TurnTaker {
       };
       const outcome = await runTurn(deps, turnId, job.id, signal, job.taken);
       this.count(outcome);
-      // Handed off: the job and turn stay as they are, for the next worker to reclaim.
-      if (outcome === "handed-off") return;
+      // Handed off: the job and turn stay as they are, for the next worker to reclaim. Never
+      // stored: there is no job to complete.
+      if (outcome === "handed-off" || outcome === "unstored") return;
       if (outcome === "stranded") {
         // The database went away under it: resumed by the heartbeat once it is back.
         this.stranded.add(turnId);

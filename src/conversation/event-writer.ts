@@ -19,6 +19,11 @@ export interface EventWriterOptions {
   flushMs: () => number;
   /** Called once when cancellation is requested or the worker lost the turn. */
   onStop: (reason: "cancelled" | "lost") => void;
+  /**
+   * A turn handed while it is stored (jobs/hand-off.ts): resolves true once it is, false where
+   * its store failed. Nothing is written before; nothing at all after false.
+   */
+  stored?: Promise<boolean> | undefined;
 }
 
 type PieceKind = "delta" | "reasoning";
@@ -31,11 +36,17 @@ export class EventWriter {
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> = Promise.resolve();
   private stopped = false;
+  /** The turn's store failed: there is nothing to write to. */
+  private unstored = false;
   lost = false;
   failure: unknown;
 
   constructor(private readonly o: EventWriterOptions) {
     this.seq = o.lastSeq;
+    if (o.stored)
+      this.inFlight = o.stored.then((ok) => {
+        this.unstored = !ok;
+      });
   }
 
   push(text: string, tokens: number, kind: PieceKind = "delta"): void {
@@ -59,7 +70,7 @@ export class EventWriter {
   private take(): Required<TailEvent> | undefined {
     while (this.runs[0]?.text === "") this.runs.shift();
     const run = this.runs.shift();
-    if (!run || this.lost) return undefined;
+    if (!run || this.lost || this.unstored) return undefined;
     return { seq: ++this.seq, content: run.text, tokens: run.tokens, kind: run.kind };
   }
 

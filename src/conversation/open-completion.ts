@@ -76,7 +76,7 @@ export async function openCompletion(deps: OpenTurnDeps, request: CompletionRequ
         job,
       );
       // A text completion's prompt is its own (no conversation): handed as a claim would read it.
-      if (reservation) reservation.hand({ jobId, turn: handedTurn(stored, []) });
+      if (reservation) reservation.hand({ jobId, turn: handedTurn(stored, []), stored: Promise.resolve() });
       else deps.bus.notify(Channel.jobs, follower.turnId);
     } finally {
       reservation?.release();

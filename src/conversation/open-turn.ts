@@ -19,7 +19,7 @@ import { queueTurnIn, type QueuedTurn } from "./start-turn.js";
 import { openCalls } from "./tool-results.js";
 import { TranscriptError } from "./tool-transcript.js";
 import type { TurnRequest } from "./turn-request.js";
-import type { TurnTaker } from "../jobs/hand-off.js";
+import { type HandedTurn, settlement, type TurnTaker } from "../jobs/hand-off.js";
 
 export interface OpenTurnDeps extends FollowDeps, ContextLimits {
   pool: Pool;
@@ -117,10 +117,17 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
     // Before any transaction: on the embedded database a query elsewhere waits for one to end (context-fit.ts).
     const limits = await knownLimits(deps);
     const reservation = deps.turnTaker?.reserve();
+    // Handed just before its storing statement, the turn's prompt is read while it is stored;
+    // the worker writes nothing for it until the store has committed, and drops it if it fails.
+    const storing = settlement();
+    const beforeStore = reservation && ((taken: HandedTurn) => reservation.hand({ ...taken, stored: storing.promise }));
     let opened: Stored;
     try {
-      opened = await store(deps, limits, request, { ...turn, claimedBy: reservation?.workerId });
-      if (reservation && opened.taken?.turn) reservation.hand({ jobId: opened.taken.jobId, turn: opened.taken.turn });
+      opened = await store(deps, limits, request, { ...turn, claimedBy: reservation?.workerId, beforeStore });
+      storing.resolve();
+    } catch (err) {
+      storing.reject(err);
+      throw err;
     } finally {
       reservation?.release();
     }

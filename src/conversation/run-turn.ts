@@ -72,9 +72,10 @@ export class HandOff extends Error {
 /**
  * "done" and "cancelled": the turn's job was completed with its end (db/sql/turns.ts,
  * finishTurn). "stranded": the database went away under the turn; the worker settles it once it
- * is back. The worker completes the job of any other outcome but "handed-off".
+ * is back. "unstored": handed before its store, which failed: neither turn nor job exists. The
+ * worker completes the job of any other outcome but "handed-off".
  */
-export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost" | "handed-off" | "stranded";
+export type RunTurnOutcome = "done" | "cancelled" | "failed" | "skipped" | "lost" | "handed-off" | "stranded" | "unstored";
 
 interface TranscriptMessage {
   role: string;
@@ -149,21 +150,29 @@ async function contextFor(
  * job's: aborting it with a HandOff reason stops generation and leaves the turn running for
  * reclaim (see jobs/reclaim.ts); any other abort reason cancels the turn. `claimed` is given
  * where the worker took the job and claimed the turn in one statement (db/sql/turns.ts,
- * takeQueuedTurn); its turn is undefined when the turn was no longer queued.
+ * takeQueuedTurn); its turn is undefined when the turn was no longer queued. A turn handed
+ * while it is stored (jobs/hand-off.ts) comes with `stored`: the turn is generated meanwhile,
+ * but nothing is written for it before that resolves, and nothing at all if it rejects.
  */
 export async function runTurn(
   deps: RunTurnDeps,
   turnId: string,
   jobId: string,
   signal: AbortSignal,
-  claimed?: { turn: ClaimedTurn | undefined },
+  claimed?: { turn: ClaimedTurn | undefined; stored?: Promise<void> | undefined },
 ): Promise<RunTurnOutcome> {
   const turn = claimed ? claimed.turn : await claimTurn(deps.pool, turnId, jobId, deps.workerId);
   if (!turn) return "skipped";
   const log = deps.log.child({ turnId, attempt: turn.attempts });
+  const stored = claimed?.stored?.then(
+    () => true,
+    () => false,
+  );
   try {
-    return await generateTurn(deps, turn, jobId, signal, log);
+    return await generateTurn(deps, turn, jobId, signal, log, stored);
   } catch (err) {
+    // Its store failed (the request was answered with the error): nothing to write.
+    if (stored && !(await stored)) return "unstored";
     // Its database went away (a restart): nothing can be written now, and the turn is not the
     // model's failure. The worker resumes it once the database is back (InferenceWorker).
     if (isConnectionError(err)) {
@@ -190,14 +199,19 @@ async function generateTurn(
   jobId: string,
   jobSignal: AbortSignal,
   log: Logger,
+  /** Resolves true once the turn is stored, false where its store failed (runTurn); unset: stored already. */
+  stored: Promise<boolean> | undefined,
 ): Promise<RunTurnOutcome> {
   const sofar = { text: turn.streamed_text, tokens: turn.streamed_tokens, lastSeq: turn.last_seq };
   const controller = new AbortController();
-  let stopReason: "cancelled" | "lost" | "handed-off" | undefined;
+  let stopReason: "cancelled" | "lost" | "handed-off" | "unstored" | undefined;
   const stop = (reason: typeof stopReason) => {
     stopReason ??= reason;
     controller.abort();
   };
+  void stored?.then((ok) => {
+    if (!ok) stop("unstored");
+  });
   const onJobAbort = () => stop(jobSignal.reason instanceof HandOff ? "handed-off" : "cancelled");
   if (jobSignal.aborted) onJobAbort();
   else jobSignal.addEventListener("abort", onJobAbort, { once: true });
@@ -214,6 +228,7 @@ async function generateTurn(
     lastSeq: sofar.lastSeq,
     flushMs: () => flushSpacing(deps.flushMs ?? DEFAULT_FLUSH_MS, deps.streams?.() ?? 1),
     onStop: stop,
+    stored,
   });
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
   try {
@@ -236,6 +251,7 @@ async function generateTurn(
               buildPrompt(deps.persona, turn.prompt_messages, withContext(memories), turn.instructions, earlier),
               sofar,
               controller.signal,
+              stored,
               {
                 onText: (text, tokens) => {
                   spoke = true;
@@ -275,6 +291,7 @@ async function generateTurn(
       if (!stopReason) throw err;
       result = { text: "", finishReason: "stop", promptTokens: 0, completionTokens: 0, toolCalls: [], serverToolCalls: [] };
     }
+    if (stored && !(await stored)) return "unstored";
     // A turn handed on leaves its text for the next worker; one that ends here writes the last
     // of it with its end.
     if (stopReason === "handed-off") await writer.flush();
@@ -388,6 +405,8 @@ async function generateWithServerTools(
   prompt: PromptMessage[],
   sofar: { text: string; tokens: number },
   signal: AbortSignal,
+  /** As generateTurn's: Psyche's own tools write nothing for a turn that was never stored. */
+  stored: Promise<boolean> | undefined,
   { onText, onReasoning }: Pick<GenerateRequest, "onText" | "onReasoning">,
 ): Promise<GenerateResult & { serverToolCalls: ServerToolCall[] }> {
   const clientTools = turn.tools ?? [];
@@ -445,7 +464,7 @@ async function generateWithServerTools(
       finishReason,
       serverToolCalls,
     });
-    if (mine.length === 0 || signal.aborted)
+    if (mine.length === 0 || signal.aborted || (stored && !(await stored)))
       return done(result.finishReason === "tool_calls" && theirs.length === 0 ? "stop" : result.finishReason);
     const ids = mine.map((_, j) => `psyche_${iteration}_${j}`);
     const results: string[] = [];

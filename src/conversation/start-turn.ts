@@ -3,13 +3,22 @@
 import { randomUUID } from "node:crypto";
 import type PgBoss from "pg-boss";
 import type { NewMessage, OpenedConversation } from "../db/sql/conversations.js";
-import { type ClaimedTurn, insertTurnWithMessages, type NewTurn, type StoredTurn, type TakenTurn } from "../db/sql/turns.js";
+import {
+  type ClaimedTurn,
+  insertedTurn,
+  insertTurnWithMessages,
+  type NewTurn,
+  type StoredTurn,
+  type TakenTurn,
+  type TurnWithMessages,
+} from "../db/sql/turns.js";
 import type { ToolCall } from "../tools/types.js";
 import type { Queryable } from "../db/pool.js";
 import { INFERENCE_QUEUE, Priority, sendStatement } from "../jobs/queue.js";
 import { continueAfter, decideNewMessages } from "./new-messages.js";
 import { checkToolTranscript } from "./tool-transcript.js";
 import { fitReply, type KnownLimits } from "./context-fit.js";
+import { asJsonb } from "../db/jsonb-value.js";
 
 /** A turn as it is queued: its settings, its conversation, and the request's messages. */
 export interface QueuedTurn extends NewTurn {
@@ -19,6 +28,11 @@ export interface QueuedTurn extends NewTurn {
   continueAfter?: number;
   /** Stored already claimed by this worker (a TurnTaker's reservation, jobs/hand-off.ts). */
   claimedBy?: string | undefined;
+  /**
+   * With claimedBy: given the turn as it is about to be stored claimed, just before the storing
+   * statement runs, so that the worker begins it while it is stored (jobs/hand-off.ts).
+   */
+  beforeStore?: ((taken: { jobId: string; turn: ClaimedTurn }) => void) | undefined;
 }
 
 /**
@@ -57,20 +71,15 @@ export async function queueTurnIn(
     { kind: "chat", turnId: input.turnId },
     { id: jobId, priority: Priority.chat },
   );
-  const stored = await insertTurnWithMessages(
-    db,
-    {
-      ...input,
-      maxTokens,
-      jobId,
-      supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
-      firstPosition,
-      messages: fresh,
-      promptEndPosition: fresh.length ? firstPosition + fresh.length - 1 : (kept.at(-1)?.position ?? 0),
-    },
-    job,
-  );
-  if (input.claimedBy === undefined) return { jobId, turn: undefined };
+  const row: TurnWithMessages = {
+    ...input,
+    maxTokens,
+    jobId,
+    supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
+    firstPosition,
+    messages: fresh,
+    promptEndPosition: fresh.length ? firstPosition + fresh.length - 1 : (kept.at(-1)?.position ?? 0),
+  };
   // The prompt as a claim would read it back (db/sql/turns.ts, CLAIMED_COLUMNS): the kept
   // transcript with the contexts placed in it, then the new messages, tool calls as stored JSON (none: null).
   const promptMessages: ClaimedTurn["prompt_messages"] = [
@@ -87,10 +96,15 @@ export async function queueTurnIn(
       context: null,
       role: m.role,
       content: m.content,
-      tool_calls: m.toolCalls?.length ? (JSON.parse(JSON.stringify(m.toolCalls)) as ToolCall[]) : null,
+      tool_calls: m.toolCalls?.length ? (asJsonb(m.toolCalls) as ToolCall[]) : null,
       tool_call_id: m.toolCallId ?? null,
     })),
   ];
+  const claimedBy = input.claimedBy;
+  if (claimedBy !== undefined)
+    input.beforeStore?.({ jobId, turn: handedTurn(insertedTurn({ ...row, claimedBy }, new Date()), promptMessages) });
+  const stored = await insertTurnWithMessages(db, row, job);
+  if (claimedBy === undefined) return { jobId, turn: undefined };
   return { jobId, turn: handedTurn(stored, promptMessages) };
 }
 

@@ -211,6 +211,8 @@ export class LlamaEngine implements InferenceEngine {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** Generations under way, each in its sequence: what a batch waits for (inference/gather-batch.ts). */
   private generating = 0;
+  /** Chats making their slots ready (prepare): what a write before their first token waits behind, as a generation is. */
+  private preparing = 0;
   private readonly cache: PromptCache | undefined;
   readonly promptCache: PromptCacheStats = { saved: 0, loaded: 0, failed: 0 };
   /** What reading and loading cost here: when a kept prompt is loaded rather than read. */
@@ -419,7 +421,12 @@ export class LlamaEngine implements InferenceEngine {
 
   async prepare(slot: number, prompt: RenderedPrompt, conversation: string | undefined, phase: (phase: SlotPhase) => void): Promise<void> {
     const s = this.sequences[slot]!;
-    await this.keepAndLoad(s, prompt.tokens, conversation, phase);
+    this.preparing++;
+    try {
+      await this.keepAndLoad(s, prompt.tokens, conversation, phase);
+    } finally {
+      this.preparing--;
+    }
     s.conversation = conversation;
   }
 
@@ -458,9 +465,10 @@ export class LlamaEngine implements InferenceEngine {
     const load = best && loadsKept(best.shared, shared, this.stateCosts.minLoadGain(best.entry.bytes)) ? best.entry : undefined;
     const discarded = load ? cached.length : cached.length - shared;
     const superseded = conversation !== undefined && slot.conversation === conversation;
-    // Timed only with nothing generating: beside other chats a write or load waits for their step.
-    const timed = this.generating === 0;
-    if (!superseded && this.keeps(discarded, cached.length)) {
+    // Timed only with nothing else under way: beside other chats a write or load waits for their step.
+    const others = this.generating + this.preparing - 1;
+    const timed = others === 0;
+    if (!superseded && this.keeps(discarded, cached.length, others)) {
       // Pinned: the save may make room by evicting, and not the prompt about to be loaded.
       if (load) load.pinned++;
       phase("saving");
@@ -487,8 +495,14 @@ export class LlamaEngine implements InferenceEngine {
   }
 
   /** Whether a slot's state of `whole` tokens is written out before `discarded` of them are thrown away. */
-  private keeps(discarded: number, whole: number): boolean {
-    return this.cache !== undefined && worthKeeping(discarded, whole, this.generating) && this.cache.fits(whole);
+  /**
+   * `others`: the chats under way beside this one, generating or making their slots ready (a
+   * write of theirs or a read of their prompt): chats that arrive together would otherwise each
+   * write before its first token, one after another (docs/benchmarks.md, "A turn begun while it
+   * is stored").
+   */
+  private keeps(discarded: number, whole: number, others = this.generating + this.preparing): boolean {
+    return this.cache !== undefined && worthKeeping(discarded, whole, others) && this.cache.fits(whole);
   }
 
   private async generateNow(

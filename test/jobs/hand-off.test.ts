@@ -1,8 +1,9 @@
 // A turn handed to the worker beside the web role (src/jobs/hand-off.ts): stored already claimed,
-// its job inserted taken, and run from memory. What it hands over must be what a claim of the
-// same turn would have read back (db/sql/turns.ts, claimTurn); the worker holds room for it
-// while it is stored, takes nothing from the queue meanwhile, and gets the room back when
-// nothing was stored.
+// its job inserted taken, and run from memory, handed just before its storing statement runs.
+// What it hands over must be what a claim of the same turn would have read back (db/sql/turns.ts,
+// claimTurn); the worker writes nothing for it until its store commits, and nothing at all when
+// the store fails; the worker holds room for it while it is stored, takes nothing from the queue
+// meanwhile, and gets the room back when nothing was stored.
 import t, { type Test } from "tap";
 import { randomUUID } from "node:crypto";
 import { openTurn } from "../../src/conversation/open-turn.js";
@@ -16,13 +17,16 @@ import type { TurnRequest } from "../../src/conversation/turn-request.js";
 import { testDatabase, turnDeps, userTurn } from "../helpers/database.js";
 import { inProcessPsyche } from "../helpers/in-process.js";
 import { ScriptedEngine } from "../helpers/scripted-engine.js";
+import { runTurn } from "../../src/conversation/run-turn.js";
+import { standaloneScheduler } from "../../src/inference/scheduler.js";
+import { createLogger } from "../../src/log.js";
 
 const db = await testDatabase(t);
 
 /** A worker that only records what it is handed. */
 function recordingTaker() {
   const workerId = randomUUID();
-  const handed: { jobId: string; turn: ClaimedTurn }[] = [];
+  const handed: { jobId: string; turn: ClaimedTurn; stored: Promise<void> }[] = [];
   let open = 0;
   const taker: TurnTaker = {
     reserve(): TurnReservation {
@@ -79,6 +83,7 @@ async function bothWays(t: Test, requests: ((conversation: string) => TurnReques
     t.equal(job.state, "active", "its job taken");
     t.ok(job.started_on, "and started, as pg-boss's fetch marks it");
     t.equal(job.retry_count, 0);
+    await t.resolves(given.stored, "told that its store committed");
   }
   t.equal(recorder.open(), 0, "every reservation ended");
   const fetched = new Set((await db.boss.fetch(INFERENCE_QUEUE, { batchSize: 50 })).map((j) => j.id));
@@ -108,6 +113,41 @@ t.test("a conversation of its own: handed as its claim would read it", async (t)
           logitBias: { "5": 1 },
         },
         scope: "work",
+      }),
+  ]);
+});
+
+t.test("tools, a tool choice, a response format and odd numbers: handed as jsonb and real give them back", async (t) => {
+  await bothWays(t, [
+    () =>
+      userTurn("weather?", {
+        tools: [
+          {
+            name: "weather",
+            description: "The weather in a city",
+            parameters: { type: "object", required: ["city"], properties: { city: { type: "string", description: "Its name" } } },
+          },
+        ],
+        toolChoice: { name: "weather" },
+        parallelToolCalls: false,
+        responseFormat: {
+          type: "json_schema",
+          name: "answer",
+          schema: { type: "object", properties: { zeta: { type: "number" }, a: {} } },
+          strict: true,
+        },
+        instructions: "Answer in French.",
+        thinking: null,
+        sampling: {
+          temperature: 0.123456789,
+          topP: 0.3,
+          topK: null,
+          seed: 9007199254740,
+          stop: [],
+          presencePenalty: -1.0000001,
+          frequencyPenalty: 2,
+          logitBias: { "10": -100, "9": 0.25 },
+        },
       }),
   ]);
 });
@@ -156,6 +196,54 @@ t.test("a text completion: handed with no conversation, as its claim reads it", 
   t.same(comparable(recorder.handed[0]!.turn), comparable(claimed!), "what a claim reads back");
   t.equal((await jobOf(recorder.handed[0]!.jobId)).state, "active");
   t.equal(recorder.open(), 0);
+});
+
+t.test("a store that fails after the hand: the worker is told, generates nothing it writes, and ends it unstored", async (t) => {
+  const recorder = recordingTaker();
+  // Postgres keeps no NUL in text: the storing statement itself fails, after the turn was handed.
+  await t.rejects(openTurn(turnDeps(db, { turnTaker: recorder.taker }), userTurn("a \u0000 byte")));
+  t.equal(recorder.handed.length, 1, "handed before the statement ran");
+  t.equal(recorder.open(), 0, "the reservation ended");
+  const handed = recorder.handed[0]!;
+  await t.rejects(handed.stored, "told that its store failed");
+  const engine = new ScriptedEngine(() => ({ text: "never written" }));
+  const deps = { ...db, model: standaloneScheduler(engine), log: createLogger("silent"), workerId: recorder.workerId, persona: "" };
+  const outcome = await runTurn(deps, handed.turn.id, handed.jobId, new AbortController().signal, handed);
+  t.equal(outcome, "unstored");
+  const rows = await db.pool.query(
+    "select (select count(*)::int from turns where id = $1) as turns, (select count(*)::int from turn_events where turn_id = $1) as events, (select count(*)::int from pgboss.job where id = $2) as jobs",
+    [handed.turn.id, handed.jobId],
+  );
+  t.same(rows.rows[0], { turns: 0, events: 0, jobs: 0 }, "no turn, no event, no job");
+});
+
+t.test("a turn handed while it is stored: generated meanwhile, its events written only once the store commits", async (t) => {
+  const recorder = recordingTaker();
+  const opened = await openTurn(turnDeps(db, { turnTaker: recorder.taker }), userTurn("hello while storing"));
+  opened.follower.close();
+  const handed = recorder.handed[0]!;
+  // The worker's side as the hand gives it, with a store still under way (this one committed already).
+  let commit!: () => void;
+  const stored = new Promise<void>((resolve) => (commit = resolve));
+  let generated!: () => void;
+  const began = new Promise<void>((resolve) => (generated = resolve));
+  const engine = new ScriptedEngine(() => {
+    generated();
+    return { text: "hello back" };
+  });
+  const deps = { ...db, model: standaloneScheduler(engine), log: createLogger("silent"), workerId: recorder.workerId, persona: "" };
+  const run = runTurn(deps, handed.turn.id, handed.jobId, new AbortController().signal, { turn: handed.turn, stored });
+  await began;
+  await new Promise((r) => setTimeout(r, 100));
+  const before = await db.pool.query(
+    "select status, (select count(*)::int from turn_events e where e.turn_id = t.id) as events from turns t where id = $1",
+    [handed.turn.id],
+  );
+  t.same(before.rows[0], { status: "running", events: 0 }, "generated, nothing written while the store is under way");
+  commit();
+  t.equal(await run, "done");
+  const after = await db.pool.query("select status, content from turns where id = $1", [handed.turn.id]);
+  t.same(after.rows[0], { status: "done", content: "hello back" }, "written once it committed");
 });
 
 t.test("nothing stored, nothing handed: the room is given back", async (t) => {

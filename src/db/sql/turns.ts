@@ -6,6 +6,8 @@ import type { ResponseFormat } from "../../tools/response-format.js";
 import { messageArrays, type NewMessage } from "./conversations.js";
 import type { TurnEvent } from "./turn-events.js";
 import { completeJobSql, insertTakenJob, takeJobSql } from "./pgboss-jobs.js";
+import { asJsonb, asReal } from "../jsonb-value.js";
+import { DEFAULT_SCOPE } from "../../scope.js";
 
 export type TurnStatus = "queued" | "running" | "done" | "failed" | "cancelled";
 export type FinishReason = "stop" | "length" | "cancelled" | "tool_calls";
@@ -192,6 +194,60 @@ export async function insertTurnWithMessages(db: Queryable, t: TurnWithMessages,
     if (failedRequirement(err, JOB_QUEUED)) throw new Error("pg-boss did not accept the chat job", { cause: err });
     throw err;
   }
+}
+
+/**
+ * The row insertTurnWithMessages returns for `t` stored claimed by `t.claimedBy`, made here
+ * before the statement runs: the worker beside the web role begins a turn while it is stored
+ * (jobs/hand-off.ts). Column for column as the statement writes them, the JSON columns as jsonb
+ * gives them back and the real ones as float4 does (db/jsonb-value.ts); `at` stands for the
+ * statement's now(). test/jobs/hand-off.test.ts compares it with a claim of the stored turn.
+ */
+export function insertedTurn(t: TurnWithMessages & { claimedBy: string }, at: Date): StoredTurn {
+  return {
+    id: t.turnId,
+    conversation_id: t.conversationId,
+    status: "running",
+    model: t.model,
+    temperature: asReal(t.temperature),
+    top_p: asReal(t.topP),
+    top_k: t.topK ?? null,
+    max_tokens: t.maxTokens,
+    seed: t.seed,
+    stop: [...t.stop],
+    stream: t.stream,
+    job_id: t.jobId,
+    worker_id: t.claimedBy,
+    attempts: 1,
+    content: null,
+    reasoning: null,
+    reasoning_tokens: null,
+    thought_budget: t.thoughtBudget ?? null,
+    thought_effort: t.thoughtEffort ?? null,
+    finish_reason: null,
+    prompt_tokens: null,
+    completion_tokens: null,
+    cached_tokens: null,
+    error: null,
+    cancel_requested_at: null,
+    created_at: at,
+    started_at: at,
+    finished_at: null,
+    prompt_end_position: t.promptEndPosition,
+    tools: t.tools?.length ? (asJsonb(t.tools) as ToolSpec[]) : null,
+    tool_choice: asJsonb(t.toolChoice) as ToolChoice | null,
+    tool_calls: null,
+    parallel_tool_calls: t.parallelToolCalls ?? null,
+    response_format: asJsonb(t.responseFormat) as ResponseFormat | null,
+    presence_penalty: asReal(t.presencePenalty),
+    frequency_penalty: asReal(t.frequencyPenalty),
+    logit_bias: t.logitBias && Object.keys(t.logitBias).length ? (asJsonb(t.logitBias) as Record<string, number>) : null,
+    instructions: t.instructions ?? null,
+    purpose: t.purpose ?? "chat",
+    prompt: null,
+    suffix: null,
+    scope: t.scope ?? DEFAULT_SCOPE,
+  };
 }
 
 /** The row a storing statement returned, without the columns that only checked it. */
