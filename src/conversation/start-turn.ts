@@ -71,8 +71,9 @@ export async function queueTurnIn(
     { kind: "chat", turnId: input.turnId },
     { id: jobId, priority: Priority.chat },
   );
+  const { beforeStore, ...fields } = input;
   const row: TurnWithMessages = {
-    ...input,
+    ...fields,
     maxTokens,
     jobId,
     supersedeFrom: decision.supersedeFrom === undefined ? null : opened.messages[decision.supersedeFrom]!.position,
@@ -101,8 +102,7 @@ export async function queueTurnIn(
     })),
   ];
   const claimedBy = input.claimedBy;
-  if (claimedBy !== undefined)
-    input.beforeStore?.({ jobId, turn: handedTurn(insertedTurn({ ...row, claimedBy }, new Date()), promptMessages) });
+  if (claimedBy !== undefined) beforeStore?.({ jobId, turn: handedTurn(insertedTurn({ ...row, claimedBy }, new Date()), promptMessages) });
   const stored = await insertTurnWithMessages(db, row, job);
   if (claimedBy === undefined) return { jobId, turn: undefined };
   return { jobId, turn: handedTurn(stored, promptMessages) };
