@@ -12,6 +12,7 @@ import { knownLimits } from "./context-fit.js";
 import { TurnFollower } from "./follow-turn.js";
 import { ModelNotFound, type OpenTurnDeps, replyBudget } from "./open-turn.js";
 import { handedTurn } from "./start-turn.js";
+import { checkStorableText } from "./storable-text.js";
 import type { Sampling } from "./turn-request.js";
 
 /** What a text completion asks, whichever API asked (OpenAI's legacy completions). */
@@ -33,6 +34,9 @@ export interface OpenedCompletion {
 /** Opens the completion `request` asks for, or refuses it (a UserError) having written nothing. */
 export async function openCompletion(deps: OpenTurnDeps, request: CompletionRequest): Promise<OpenedCompletion> {
   if (request.model !== deps.modelId && deps.strictParams) throw new ModelNotFound(request.model, deps.modelId);
+  checkStorableText("prompt", request.prompt);
+  checkStorableText("suffix", request.suffix);
+  for (const stop of request.sampling.stop) checkStorableText("stop", stop);
   let maxTokens = replyBudget(request.budget.maxTokens, deps.maxTokens, request.budget.field, deps.strictParams);
   const limits = await knownLimits({ ...deps, persona: undefined, serverTools: undefined });
   if (limits.countTokens && limits.contextSize !== undefined) {

@@ -17,6 +17,7 @@ import { type FollowDeps, TurnFollower } from "./follow-turn.js";
 import { responseId } from "./response-ids.js";
 import { queueTurnIn, type QueuedTurn } from "./start-turn.js";
 import { openCalls } from "./tool-results.js";
+import { checkStorableTurn } from "./storable-text.js";
 import { TranscriptError } from "./tool-transcript.js";
 import type { TurnRequest } from "./turn-request.js";
 import { type HandedTurn, settlement, type TurnTaker } from "../jobs/hand-off.js";
@@ -92,6 +93,7 @@ export function replyBudget(requested: number | null | undefined, ceiling: numbe
 export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promise<OpenedTurn> {
   // Agents name their own models: the one model serves them all, and says so in the reply.
   if (request.model !== deps.modelId && deps.strictParams) throw new ModelNotFound(request.model, deps.modelId);
+  checkStorableTurn(request);
   const follower = new TurnFollower(deps, randomUUID());
   // A thought budget means nothing to a model without a thinking channel: accepted, and named.
   const thoughtless = request.thinking !== null && (await deps.thinks?.()) === false;

@@ -125,6 +125,26 @@ t.test("each API refuses in its own shape, having written nothing", async (t) =>
     headers: { "x-psyche-conversation": "no spaces allowed" },
   });
   t.equal(badId.status, 400);
+  // Postgres keeps no NUL character: refused as bad input, not failed in the store as a 500.
+  const nul = await psyche.request("/v1/chat/completions", {
+    body: {
+      model: "any",
+      messages: [
+        { role: "system", content: "be brief" },
+        { role: "user", content: "a \u0000 byte" },
+      ],
+    },
+  });
+  t.equal(nul.status, 400);
+  t.match(await nul.json(), { error: { type: "invalid_request_error", param: "messages[1]", message: /NUL/ } });
+  const nulAnthropic = await psyche.request("/v1/messages", {
+    body: { model: "claude", max_tokens: 8, messages: [{ role: "user", content: "a \u0000 byte" }] },
+  });
+  t.equal(nulAnthropic.status, 400);
+  t.match(await nulAnthropic.json(), { type: "error", error: { type: "invalid_request_error", message: /NUL/ } });
+  const nulPrompt = await psyche.request("/v1/completions", { body: { model: "any", prompt: "def f(\u0000):", max_tokens: 4 } });
+  t.equal(nulPrompt.status, 400);
+  t.match(await nulPrompt.json(), { error: { param: "prompt", message: /NUL/ } });
   t.same(await rows(), before, "nothing stored");
 });
 

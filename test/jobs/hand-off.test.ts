@@ -200,8 +200,12 @@ t.test("a text completion: handed with no conversation, as its claim reads it", 
 
 t.test("a store that fails after the hand: the worker is told, generates nothing it writes, and ends it unstored", async (t) => {
   const recorder = recordingTaker();
-  // Postgres keeps no NUL in text: the storing statement itself fails, after the turn was handed.
-  await t.rejects(openTurn(turnDeps(db, { turnTaker: recorder.taker }), userTurn("a \u0000 byte")));
+  // A seed past bigint's range (the HTTP layer refuses it: zod's safe integers) fails the
+  // storing statement itself, after the turn was handed.
+  const seed = 1e30;
+  await t.rejects(
+    openTurn(turnDeps(db, { turnTaker: recorder.taker }), userTurn("hello", { sampling: { ...userTurn("").sampling, seed } })),
+  );
   t.equal(recorder.handed.length, 1, "handed before the statement ran");
   t.equal(recorder.open(), 0, "the reservation ended");
   const handed = recorder.handed[0]!;
