@@ -2,20 +2,28 @@
 // what comes within the spacing after it waits to go out together. A scripted engine hands over
 // pieces of text with the pauses a test gives (the rest at once after the first, so that a
 // loaded machine's slow timers cannot spread them past the spacing); everything else is real.
+// A turn is begun while it is stored and nothing is written before the store commits
+// (src/jobs/hand-off.ts): the engine hands over its first piece once the turn is stored, so a
+// slow store does not gather the pieces into the first write.
 import t, { type Test } from "tap";
 import type { GenerateRequest, GenerateResult } from "../../src/inference/engine.js";
 import { ScriptedEngine } from "../helpers/scripted-engine.js";
 import { startPsyche } from "../helpers/psyche.js";
+import { until } from "../helpers/until.js";
 
 const PIECES = ["Once ", "upon ", "a ", "time ", "there ", "was."];
 
 class PacedEngine extends ScriptedEngine {
+  /** Waited for before the first piece: the turn stored (set once the server is up). */
+  beforeFirst: () => Promise<unknown> = async () => undefined;
+
   /** `pauses[i]`: ms after piece i (the last repeats). */
   constructor(private readonly pauses: readonly number[]) {
     super(() => ({ text: PIECES.join("") }));
   }
 
   override async generate(request: GenerateRequest): Promise<GenerateResult> {
+    await this.beforeFirst();
     for (const [i, piece] of PIECES.entries()) {
       request.onText?.(piece, 1);
       const pause = this.pauses[Math.min(i, this.pauses.length - 1)]!;
@@ -27,7 +35,12 @@ class PacedEngine extends ScriptedEngine {
 }
 
 async function deltas(flushMs: number, pauses: readonly number[], t: Test) {
-  const psyche = await startPsyche(t, { streamFlushMs: flushMs, recallPromptTokens: 0 }, { engine: new PacedEngine(pauses) });
+  const engine = new PacedEngine(pauses);
+  const psyche = await startPsyche(t, { streamFlushMs: flushMs, recallPromptTokens: 0 }, { engine });
+  engine.beforeFirst = () =>
+    until("the turn stored", async () =>
+      (await psyche.db.pool.query("select 1 from turns where status = 'running'")).rowCount ? true : undefined,
+    );
   const res = await fetch(`${psyche.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
