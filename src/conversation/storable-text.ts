@@ -22,9 +22,16 @@ export function checkStorableTurn(request: TurnRequest): void {
   }
   if (hasNul(request.instructions)) throw refused("instructions");
   if (request.sampling.stop.some(hasNul)) throw refused("stop");
-  // Stored as jsonb, which escapes a NUL as \u0000 and then refuses it.
-  if (request.tools?.length && JSON.stringify(request.tools).includes("\\u0000")) throw refused("tools");
-  if (request.responseFormat && JSON.stringify(request.responseFormat).includes("\\u0000")) throw refused("response_format");
+  // Stored as jsonb: a NUL in any string or key, not the six characters `\u0000` a description may quote.
+  if (request.tools?.length && holdsNul(request.tools)) throw refused("tools");
+  if (request.responseFormat && holdsNul(request.responseFormat)) throw refused("response_format");
+}
+
+function holdsNul(value: unknown): boolean {
+  if (typeof value === "string") return value.includes(NUL);
+  if (Array.isArray(value)) return value.some(holdsNul);
+  if (value !== null && typeof value === "object") return Object.entries(value).some(([k, v]) => k.includes(NUL) || holdsNul(v));
+  return false;
 }
 
 /** As checkStorableTurn, for a text completion's prompt and suffix. */
