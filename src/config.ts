@@ -81,6 +81,14 @@ export const ConfigSchema = z.object({
    */
   decodeAhead: z.coerce.number().int().min(0).max(256).default(16),
   /**
+   * A batch decoded while this process's JavaScript thread takes a turn in (reads, checks and
+   * stores it) or readies a slot runs on one thread fewer, where the model's threads are at
+   * least the cores (inference/core-share.ts): that thread's work and the model's threads
+   * otherwise outnumber the cores. On two cores, four chats at once had their last first token
+   * sooner, a lone stream's decode as before (docs/benchmarks.md).
+   */
+  yieldCore: bool.default(true),
+  /**
    * `auto` (the default: the GPU npm install built for, else the CPU), `false` (the CPU),
    * `cuda`, `vulkan`, `metal`. Auto, because scripts/build-engine.mjs builds the GPU engine
    * where it finds one, and a user who waited for that build expects it used.

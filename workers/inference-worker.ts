@@ -192,6 +192,10 @@ export class InferenceWorker implements TurnTaker {
     };
   }
 
+  takingIn(): () => void {
+    return this.deps.engine.takingIn?.() ?? (() => undefined);
+  }
+
   /** Chats this worker is generating or has in line now. */
   get generating(): number {
     return this.scheduler.chatsUnderWay;

@@ -37,6 +37,16 @@ export async function openCompletion(deps: OpenTurnDeps, request: CompletionRequ
   checkStorableText("prompt", request.prompt);
   checkStorableText("suffix", request.suffix);
   for (const stop of request.sampling.stop) checkStorableText("stop", stop);
+  // As a chat's turn (open-turn.ts): the JavaScript thread's work until it is stored.
+  const taken = deps.turnTaker?.takingIn();
+  try {
+    return await open(deps, request);
+  } finally {
+    taken?.();
+  }
+}
+
+async function open(deps: OpenTurnDeps, request: CompletionRequest): Promise<OpenedCompletion> {
   let maxTokens = replyBudget(request.budget.maxTokens, deps.maxTokens, request.budget.field, deps.strictParams);
   const limits = await knownLimits({ ...deps, persona: undefined, serverTools: undefined });
   if (limits.countTokens && limits.contextSize !== undefined) {

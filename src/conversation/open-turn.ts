@@ -94,6 +94,16 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
   // Agents name their own models: the one model serves them all, and says so in the reply.
   if (request.model !== deps.modelId && deps.strictParams) throw new ModelNotFound(request.model, deps.modelId);
   checkStorableTurn(request);
+  // Until it is stored, the turn is this process's JavaScript thread's work: the model beside it leaves it a core.
+  const taken = deps.turnTaker?.takingIn();
+  try {
+    return await open(deps, request);
+  } finally {
+    taken?.();
+  }
+}
+
+async function open(deps: OpenTurnDeps, request: TurnRequest): Promise<OpenedTurn> {
   const follower = new TurnFollower(deps, randomUUID());
   // A thought budget means nothing to a model without a thinking channel: accepted, and named.
   const thoughtless = request.thinking !== null && (await deps.thinks?.()) === false;

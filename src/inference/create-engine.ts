@@ -9,8 +9,8 @@ import { unusedGpuBuild } from "./gpu-builds.js";
 /** Resolves `--model`, loads it with the configured threads and context, once. */
 export async function createLlamaEngine(
   config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> &
-    Partial<Pick<Config, "parallel" | "promptCacheMb" | "sampleInOneCall" | "decodeOnMainThread" | "decodeAhead">> &
-    Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined },
+    Partial<Pick<Config, "parallel" | "promptCacheMb" | "sampleInOneCall" | "decodeOnMainThread" | "decodeAhead" | "yieldCore">> &
+    Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined; cores?: number | undefined },
   log: Logger,
 ): Promise<LlamaEngine> {
   // A chat model can be gigabytes: no total limit, but a download that stalls is given up.
@@ -53,6 +53,9 @@ export async function createLlamaEngine(
     sampleInOneCall: config.sampleInOneCall ?? true,
     decodeOnMainThread: config.decodeOnMainThread ?? false,
     decodeAhead: ahead,
+    // Config's default (on), for a caller that builds its own settings.
+    yieldCore: config.yieldCore ?? true,
+    cores: config.cores,
   });
   log.info(
     {
@@ -69,6 +72,9 @@ export async function createLlamaEngine(
       // ...and a chat generating alone decodes several steps a call (--decode-ahead): the most, or unavailable.
       decodeAhead: ahead < 2 ? 0 : engine.ahead ? ahead : "unavailable",
       threads: config.threads,
+      // A batch decoded while this process takes a turn in leaves its JavaScript thread a core
+      // (--yield-core): where the threads are at least the cores, and the engine can set them per batch.
+      yieldCore: config.yieldCore === false ? false : engine.batchThreads ? true : "unavailable",
       // libuv's pool, which the engine's calls run on (bin/psyche.cjs sets one thread for servers).
       threadpool: Number(process.env.UV_THREADPOOL_SIZE ?? 4),
       parallel: engine.slots,

@@ -129,6 +129,11 @@ export interface InferenceEngine {
   readonly thinks?: boolean | undefined;
   /** The model as clients' model lists describe it, where the engine knows (inference/model-description.ts). */
   describe?(): ModelDescription;
+  /**
+   * A turn is being taken in by the JavaScript thread of the engine's process until the returned
+   * call, where the engine leaves that thread a core meanwhile (inference/core-share.ts).
+   */
+  takingIn?(): () => void;
   /** Chat slots: chats it generates at once. */
   readonly slots: number;
   /** The tokens slot `slot` holds now (empty where the engine keeps none). */

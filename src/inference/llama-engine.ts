@@ -2,6 +2,7 @@
 // dreams: chats in different slots are decoded together, in one batch (node-llama-cpp batches
 // the sequences of a context); each prompt goes to the slot that already holds most of it
 // (inference/slots.ts), so a conversation's next turn reads only what is new.
+import { availableParallelism } from "node:os";
 import {
   type ChatHistoryItem,
   type ChatModelFunctions,
@@ -44,6 +45,7 @@ import { chatWrapperFor, thoughtsOffFor } from "./families/chat-wrapper.js";
 import { CallHold, textCallsFor } from "./families/text-calls.js";
 import { StateCosts } from "./state-costs.js";
 import { BatchGather, type GatherStats } from "./gather-batch.js";
+import { CoreShare } from "./core-share.js";
 import { READ_TILE, tiledReadStart } from "./read-tile.js";
 import {
   batchUnderWay,
@@ -60,6 +62,8 @@ import {
   sampleInOneCall,
   type OneCallSampling,
   queuedSequences,
+  threadsPerBatch,
+  type BatchThreads,
   watchDecoding,
 } from "./llama-internals.js";
 
@@ -69,6 +73,14 @@ export interface LlamaEngineOptions {
   modelName: string;
   /** CPU threads. */
   threads: number;
+  /**
+   * One thread fewer for a batch decoded while the JavaScript thread takes turns in, where the
+   * threads are at least the cores (inference/core-share.ts); unset: never (createLlamaEngine
+   * passes --yield-core, on by default).
+   */
+  yieldCore?: boolean | undefined;
+  /** The cores the process may use; unset: os.availableParallelism(). Tests set it. */
+  cores?: number | undefined;
   /** Tokens per sequence; unset: the model's trained length, bounded by the memory the machine has. */
   contextSize?: number | undefined;
   /** Tokens evaluated per batch (node-llama-cpp's default when unset). */
@@ -239,6 +251,10 @@ export class LlamaEngine implements InferenceEngine {
   private readonly readTile: number | undefined;
   /** Short reads stepped back to make a tile, since the engine started. */
   tiledReads = 0;
+  /** The core left to the JavaScript thread while it takes turns in (inference/core-share.ts), where asked for. */
+  private readonly coreShare: CoreShare | undefined;
+  /** Batches decoded with the threads asked for and with one fewer (threadsPerBatch); undefined where not asked for or unavailable. */
+  batchThreads: BatchThreads | undefined;
 
   private constructor(
     private readonly options: LlamaEngineOptions,
@@ -249,6 +265,7 @@ export class LlamaEngine implements InferenceEngine {
     this.mainThreadDecode = options.decodeOnMainThread ?? false;
     this.aheadSteps = options.decodeAhead ?? 0;
     this.slots = context.totalSequences - 1;
+    this.coreShare = options.yieldCore ? new CoreShare(options.cores ?? availableParallelism()) : undefined;
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = chatWrapperFor(options.model);
     this.thoughtsOff = thoughtsOffFor(this.chatWrapper, options.model);
@@ -301,6 +318,8 @@ export class LlamaEngine implements InferenceEngine {
     // sampleInDecode, whose counts wrap what this answers.
     const engine = made.engine;
     if (engine.mainThreadDecode) engine.decodePlaces = decodeOnCallingThread(context, () => engine.mainThreadDecode);
+    const share = engine.coreShare;
+    if (share) engine.batchThreads = threadsPerBatch(context, (asked) => share.threadsFor(asked, engine.preparing));
     if (options.sampleInOneCall) {
       made.engine.oneCallSampling = sampleInOneCall(context, () => batchSize);
       if (made.engine.oneCallSampling) made.engine.samplesInDecode = await sampleInDecode(context, made.engine.oneCallSampling);
@@ -314,6 +333,14 @@ export class LlamaEngine implements InferenceEngine {
         { maxSteps: () => engine.aheadSteps, room: (id) => engine.aheadRoom.get(id)?.() ?? 0 },
       );
     return made.engine;
+  }
+
+  /**
+   * A turn is being taken in by this process's JavaScript thread (read, checked, stored) until
+   * the returned call: batches meanwhile leave it a core (inference/core-share.ts).
+   */
+  takingIn(): () => void {
+    return this.coreShare?.taking() ?? (() => undefined);
   }
 
   /** What is missing of node-llama-cpp's internals this engine relies on (inference/llama-internals.ts); empty when all is there. */

@@ -234,6 +234,38 @@ export function decodeOnCallingThread(context: LlamaContext, here: () => boolean
   return places;
 }
 
+/** Batches decoded with the threads asked for, and with fewer. */
+export interface BatchThreads {
+  asked: number;
+  fewer: number;
+}
+
+/**
+ * The threads each batch decodes with, as `choose` says of those node-llama-cpp would use: its
+ * decode loop sets them on the native context before every batch (LlamaContext.js,
+ * `_ctx.setThreads` after its threads splitter's allocation), and llama.cpp reads them at the
+ * batch's decode (`llama_set_n_threads`: the batch's and a single token's alike). Counts the
+ * batches each way; undefined where the context has no such call, and every batch takes what
+ * node-llama-cpp gives it.
+ */
+export function threadsPerBatch(context: LlamaContext, choose: (asked: number) => number): BatchThreads | undefined {
+  const native = (context as unknown as { _ctx?: { setThreads?: (threads: number) => void } })._ctx;
+  if (!native || typeof native.setThreads !== "function") return undefined;
+  const set = native.setThreads.bind(native);
+  const counts: BatchThreads = { asked: 0, fewer: 0 };
+  // The addon's methods are read-only on its prototype: defined again on the object itself.
+  Object.defineProperty(native, "setThreads", {
+    configurable: true,
+    writable: true,
+    value: (asked: number) => {
+      const threads = asked > 0 ? choose(asked) : asked;
+      counts[threads < asked ? "fewer" : "asked"]++;
+      set(threads);
+    },
+  });
+  return counts;
+}
+
 type DecodeAheadCall = (
   batchLogitIndexes: Int32Array,
   samplers: unknown[],

@@ -19,6 +19,12 @@ export interface TurnTaker {
    * or something may wait in the queue that came first.
    */
   reserve(): TurnReservation | undefined;
+  /**
+   * A turn is being taken in by this process's JavaScript thread (read, checked, stored), until
+   * the returned call, handed to this worker or not: its engine leaves that thread a core
+   * meanwhile (inference/core-share.ts).
+   */
+  takingIn(): () => void;
 }
 
 /** A turn as it is (or is about to be) stored claimed, and its job. */

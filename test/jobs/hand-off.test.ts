@@ -28,7 +28,18 @@ function recordingTaker() {
   const workerId = randomUUID();
   const handed: { jobId: string; turn: ClaimedTurn; stored: Promise<void> }[] = [];
   let open = 0;
+  /** Turns being taken in now, and as each was handed. */
+  let taking = 0;
+  const takingAtHand: number[] = [];
   const taker: TurnTaker = {
+    takingIn() {
+      taking++;
+      let done = false;
+      return () => {
+        if (!done) taking--;
+        done = true;
+      };
+    },
     reserve(): TurnReservation {
       open++;
       let held = true;
@@ -40,13 +51,14 @@ function recordingTaker() {
         workerId,
         hand: (taken) => {
           end();
+          takingAtHand.push(taking);
           handed.push(taken);
         },
         release: end,
       };
     },
   };
-  return { taker, workerId, handed, open: () => open };
+  return { taker, workerId, handed, open: () => open, taking: () => taking, takingAtHand };
 }
 
 /** What differs between two stores of the same request: ids and times. */
@@ -86,6 +98,11 @@ async function bothWays(t: Test, requests: ((conversation: string) => TurnReques
     await t.resolves(given.stored, "told that its store committed");
   }
   t.equal(recorder.open(), 0, "every reservation ended");
+  t.ok(
+    recorder.takingAtHand.every((n) => n === 1),
+    "each handed while this process took it in (its engine leaves the JavaScript thread a core meanwhile)",
+  );
+  t.equal(recorder.taking(), 0, "and taken in once stored");
   const fetched = new Set((await db.boss.fetch(INFERENCE_QUEUE, { batchSize: 50 })).map((j) => j.id));
   t.notOk(
     recorder.handed.some((h) => fetched.has(h.jobId)),
@@ -196,6 +213,8 @@ t.test("a text completion: handed with no conversation, as its claim reads it", 
   t.same(comparable(recorder.handed[0]!.turn), comparable(claimed!), "what a claim reads back");
   t.equal((await jobOf(recorder.handed[0]!.jobId)).state, "active");
   t.equal(recorder.open(), 0);
+  t.same(recorder.takingAtHand, [1], "handed while taken in");
+  t.equal(recorder.taking(), 0, "taken in once stored");
 });
 
 t.test("a store that fails after the hand: the worker is told, generates nothing it writes, and ends it unstored", async (t) => {
@@ -208,6 +227,7 @@ t.test("a store that fails after the hand: the worker is told, generates nothing
   );
   t.equal(recorder.handed.length, 1, "handed before the statement ran");
   t.equal(recorder.open(), 0, "the reservation ended");
+  t.equal(recorder.taking(), 0, "no longer taken in once the store failed");
   const handed = recorder.handed[0]!;
   await t.rejects(handed.stored, "told that its store failed");
   const engine = new ScriptedEngine(() => ({ text: "never written" }));
@@ -257,6 +277,7 @@ t.test("nothing stored, nothing handed: the room is given back", async (t) => {
   await t.rejects(openTurn(turnDeps(db, { turnTaker: recorder.taker }), bad), /tool/i);
   t.equal(recorder.handed.length, 0);
   t.equal(recorder.open(), 0, "the reservation ended");
+  t.equal(recorder.taking(), 0, "no longer taken in once refused");
   const left = await db.pool.query("select count(*)::int as n from turns t join messages m on m.turn_id = t.id where m.content = '42'");
   t.equal(left.rows[0].n, 0, "and nothing was written");
 });

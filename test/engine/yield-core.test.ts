@@ -1,0 +1,49 @@
+// The core a batch leaves to the JavaScript thread while this process takes a turn in
+// (src/inference/core-share.ts, llama-internals.ts `threadsPerBatch`): the real engine on the
+// tiny model, told it has two cores for its two threads, decodes a generation's batches with
+// one thread while a turn is taken in and with two otherwise, and says the same either way;
+// with more cores than threads, or the setting off, every batch has the threads asked for.
+import t from "tap";
+import { seededAsk as ask } from "../helpers/seeded-ask.js";
+import { modelOf } from "../helpers/model-of.js";
+import { tinyEngine } from "../helpers/tiny-engine.js";
+
+const question = ask("a lighthouse keeper's log", 11, { maxTokens: 24 });
+
+t.test("two threads on two cores: one while a turn is taken in, two after, the same reply", async (t) => {
+  const { engine } = await tinyEngine(t, { yieldCore: true, cores: 2 });
+  const counts = engine.batchThreads;
+  t.ok(counts, "the context's threads are set per batch");
+  if (!counts) return;
+  const alone = await modelOf(engine).generate(question);
+  t.equal(counts.fewer, 0, "nothing taken in: every batch on both threads");
+  t.ok(counts.asked > 0, `batches decoded (${counts.asked})`);
+  const before = { ...counts };
+  const done = engine.takingIn();
+  const beside = await modelOf(engine).generate(question);
+  done();
+  t.ok(counts.fewer > 0, `while a turn was taken in, batches on one thread (${counts.fewer})`);
+  t.equal(counts.asked, before.asked, "and none on both");
+  t.equal(beside.text, alone.text, "the same reply on one thread as on two");
+  const after = { ...counts };
+  await modelOf(engine).generate(question);
+  t.equal(counts.fewer, after.fewer, "once taken in, both threads again");
+  t.ok(counts.asked > after.asked);
+});
+
+t.test("more cores than threads: every batch as asked, a turn taken in or not", async (t) => {
+  const { engine } = await tinyEngine(t, { yieldCore: true, cores: 4 });
+  const done = engine.takingIn();
+  await modelOf(engine).generate(question);
+  done();
+  t.equal(engine.batchThreads?.fewer, 0);
+  t.ok((engine.batchThreads?.asked ?? 0) > 0);
+});
+
+t.test("off: the threads left as node-llama-cpp sets them", async (t) => {
+  const { engine } = await tinyEngine(t, { yieldCore: false, cores: 2 });
+  t.equal(engine.batchThreads, undefined);
+  const done = engine.takingIn();
+  t.ok((await modelOf(engine).generate(question)).completionTokens > 0);
+  done();
+});
