@@ -27,6 +27,7 @@ import {
   supersede,
 } from "../db/sql/memory-versions.js";
 import { UserError } from "../errors.js";
+import { holdsNul } from "../db/nul.js";
 import { DEFAULT_SCOPE, readableScopes } from "../scope.js";
 import type { Embedder } from "./embedder.js";
 import { bm25Matches, latestInConversation, unindexedMemories } from "../db/sql/memory-terms.js";
@@ -142,6 +143,7 @@ export class Memory {
   }
 
   async remember(input: RememberInput): Promise<Remembered> {
+    storable({ content: input.content, summary: input.summary, tags: input.tags });
     const text = input.summary ? `${input.summary}\n${input.content}` : input.content;
     const [vector] = await this.deps.embedder.embed([text], input.signal);
     const [nearest] = await nearestMemories(this.deps.pool, this.space, vector!, 1);
@@ -220,6 +222,7 @@ export class Memory {
     signal?: AbortSignal,
     scopes?: readonly string[],
   ): Promise<MemoryRow | undefined> {
+    storable({ content: fix.content, summary: fix.summary, tags: fix.tags });
     const before = await getMemory(this.deps.pool, id);
     if (!before || (scopes && !scopes.includes(before.scope))) return undefined;
     const content = fix.content ?? before.content;
@@ -363,4 +366,14 @@ export class Memory {
       return { deleted: deleted || purged, purged };
     });
   }
+}
+
+/** Refuses a NUL character in what a memory stores (db/nul.ts), naming the field, before anything is embedded or written. */
+function storable(fields: Record<string, unknown>): void {
+  for (const [field, value] of Object.entries(fields))
+    if (holdsNul(value))
+      throw new UserError(`${field} contains a NUL character (\\u0000), which Psyche cannot store: remove it and send it again`, {
+        param: field,
+        code: "invalid_value",
+      });
 }

@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
 import { inTransaction, type Pool } from "../db/pool.js";
+import { holdsNul } from "../db/nul.js";
 import { insertMemory, memoriesInOrder, memoryExists, type MemoryRow } from "../db/sql/memories.js";
 import { insertVersions, memoryHistories, type MemoryVersion, recordFirstVersion } from "../db/sql/memory-versions.js";
 import { latestInConversation } from "../db/sql/memory-terms.js";
@@ -101,6 +102,9 @@ export function textLineId(content: string, scope: string): string {
 
 type Parsed = { line: number; memory: ImportedMemory & { id: string } } | { line: number; error: string };
 
+/** Postgres keeps no NUL character (db/nul.ts): such a line is refused, not failed in its batch's transaction. */
+const NUL_REFUSED = "holds a NUL character (\\u0000), which Psyche cannot store";
+
 /**
  * What a line is: a memory (a JSON object, or plain text), nothing (blank), or refused. A line
  * that starts as JSON is JSON: if it does not parse, or is not a memory, it is refused, never
@@ -112,6 +116,7 @@ export function parseLine(text: string, line: number, scope = DEFAULT_SCOPE): Pa
   if (!/^[[{]/.test(trimmed)) {
     const content = trimmed.slice(0, MAX_MEMORY_CHARS + 1);
     if (content.length > MAX_MEMORY_CHARS) return { line, error: `longer than ${MAX_MEMORY_CHARS} characters` };
+    if (holdsNul(content)) return { line, error: NUL_REFUSED };
     return { line, memory: { ...ImportedMemorySchema.parse({ content }), id: textLineId(content, scope) } };
   }
   let json: unknown;
@@ -121,6 +126,7 @@ export function parseLine(text: string, line: number, scope = DEFAULT_SCOPE): Pa
     return { line, error: `not valid JSON: ${(err as Error).message}` };
   }
   if (typeof json !== "object" || json === null || Array.isArray(json)) return { line, error: "a JSON line must be an object (a memory)" };
+  if (holdsNul(json)) return { line, error: NUL_REFUSED };
   const parsed = ImportedMemorySchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

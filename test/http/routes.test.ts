@@ -148,6 +148,42 @@ t.test("each API refuses in its own shape, having written nothing", async (t) =>
   t.same(await rows(), before, "nothing stored");
 });
 
+t.test("the memory API: a NUL character refused as bad input, naming the field, nothing stored", async (t) => {
+  // Those the API stored: the chats above form memories of their own meanwhile.
+  const memories = async () =>
+    (await psyche.db.pool.query("select count(*)::int as n from memories where source_kind = 'api'")).rows[0].n as number;
+  const before = await memories();
+  const created = await psyche.request("/v1/memories", { body: { content: "a \u0000 byte" } });
+  t.equal(created.status, 400);
+  t.match(await created.json(), { error: { type: "invalid_request_error", param: "content", message: /NUL/ } });
+  const tagged = await psyche.request("/v1/memories", { body: { content: "the kiln", tags: ["ok", "b\u0000d"] } });
+  t.equal(tagged.status, 400);
+  t.match(await tagged.json(), { error: { param: "tags" } });
+  t.equal(await memories(), before, "nothing stored");
+  // The six characters a text may quote are only text.
+  const quoted = await psyche.request("/v1/memories", { body: { content: "JSON writes NUL as \\u0000" } });
+  t.equal(quoted.status, 201);
+  const memory = (await quoted.json()) as any;
+  const fixed = await psyche.request(`/v1/memories/${memory.id}`, { method: "PATCH", body: { summary: "a \u0000 byte" } });
+  t.equal(fixed.status, 400);
+  t.match(await fixed.json(), { error: { param: "summary", message: /NUL/ } });
+  const kept = (await (await psyche.request(`/v1/memories/${memory.id}`)).json()) as any;
+  t.match(kept, { content: "JSON writes NUL as \\u0000", summary: null }, "the memory as it was");
+  t.equal(await memories(), before + 1);
+  // An import's line (JSON's escape, a NUL once parsed): refused by its number, the others stored.
+  const imported = await psyche.request("/v1/memories/import", {
+    body: ['{"content":"a \\u0000 byte"}', "the harbour wall, rebuilt in May", "raw \u0000 text"].join("\n"),
+  });
+  t.equal(imported.status, 200);
+  t.match(await imported.json(), {
+    added: 1,
+    refused: [
+      { line: 1, error: /NUL/ },
+      { line: 3, error: /NUL/ },
+    ],
+  });
+});
+
 t.test("unknown fields are ignored and named; reasoning controls too", async (t) => {
   const res = await psyche.request("/v1/chat/completions", {
     body: { model: "any", messages: [{ role: "user", content: "hi" }], reasoning_effort: "low", brand_new_field: 1 },
