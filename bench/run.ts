@@ -153,6 +153,8 @@ if (part("serving-tiny") && !gpu) {
       dataDir: join(dataDir, "serving-tiny"),
       parallel: 16,
       concurrency: [1, 4, 16],
+      // Its bursts take a second or a few: nine rounds, whose ratios the rows give (bench/vs-llama-server.ts).
+      concurrentRounds: 9,
       runs: Number(process.env.BENCH_SERVING_RUNS ?? 9),
       maxTokens: 512,
       warmup: { runs: 8, maxTokens: 512 },

@@ -16,6 +16,7 @@ import {
   LOOP_STEPS,
   oneStream,
   pairedStreams,
+  quartiles,
   type ConcurrentResult,
   type SessionResult,
 } from "./serving.js";
@@ -109,7 +110,11 @@ export type VsLlamaServerResult =
         /** The warm-up before the measured pairs, measured the same way (absent from older results). */
         fresh?: Side<{ ttftMs: number; decodeTps: number }> & { runs: number; maxTokens: number; decodeRatio: Quartiles };
       };
-      concurrent: Side<ConcurrentResult>[];
+      /**
+       * Medians of each server's rounds; `paired` (absent from older results): round by round,
+       * Psyche's aggregate and last first token against llama-server's in the same round.
+       */
+      concurrent: (Side<ConcurrentResult> & { paired?: { aggregateRatio: Quartiles; lastRatio: Quartiles } })[];
       /** Rounds of each count of chats at once on each server, the rows their medians (absent from older results: one). */
       concurrentRounds?: number;
       session: Side<SessionResult>;
@@ -266,7 +271,10 @@ export async function benchBursts(o: VsLlamaServerOptions): Promise<BurstResult>
  * One burst of chats at once is one sample of a noisy machine: llama-server's own last first
  * token of four read 14 ms in one run and 32 in the next (2026-12-05). So each count is sent in
  * rounds, the servers in turn (which goes first alternating), new chats each round, and the rows
- * give the rounds' medians.
+ * give the rounds' medians; Psyche's against llama-server's as the median of the rounds' ratios,
+ * each round's two bursts sent one after the other, as one stream's pairs are (bench/serving.ts,
+ * pairedStreams): the ratio of two medians taken minutes apart moved with the machine's speed
+ * (llama-server's last first token of four read 15, 24 and 27 ms in three runs of 2026-12-07).
  */
 const CONCURRENT_ROUNDS = 5;
 
@@ -275,7 +283,7 @@ async function concurrentRounds(
   k: number,
   maxTokens: number,
   rounds: number,
-): Promise<Side<ConcurrentResult>> {
+): Promise<Side<ConcurrentResult> & { paired: { aggregateRatio: Quartiles; lastRatio: Quartiles } }> {
   const runs: Side<ConcurrentResult[]> = { llama: [], psyche: [] };
   for (let r = 0; r < rounds; r++) {
     const order: (keyof Side<unknown>)[] = r % 2 === 0 ? ["llama", "psyche"] : ["psyche", "llama"];
@@ -289,7 +297,12 @@ async function concurrentRounds(
     ttftLastMs: mid(rs.map((r) => r.ttftLastMs)),
     wallMs: mid(rs.map((r) => r.wallMs)),
   });
-  return { llama: medians(runs.llama), psyche: medians(runs.psyche) };
+  const ratios = (of: (r: ConcurrentResult) => number) => quartiles(runs.psyche.map((p, i) => of(p) / of(runs.llama[i]!)));
+  return {
+    llama: medians(runs.llama),
+    psyche: medians(runs.psyche),
+    paired: { aggregateRatio: ratios((r) => r.aggregateTps), lastRatio: ratios((r) => r.ttftLastMs) },
+  };
 }
 
 /**
@@ -415,9 +428,14 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
     );
   for (const c of r.concurrent) {
     const checked = targets.atOnceCounts.includes(c.llama.k);
+    // Round by round where measured so (the ratios' medians), else the medians' ratios; both shown.
+    const medians = { aggregate: c.psyche.aggregateTps / c.llama.aggregateTps, last: c.psyche.ttftLastMs / c.llama.ttftLastMs };
+    const aggregate = c.paired?.aggregateRatio.median ?? medians.aggregate;
+    const last = c.paired?.lastRatio.median ?? medians.last;
+    const x = (v: number) => `${v.toFixed(2)}x`;
     rows.push(
-      `| ${c.llama.k} at once: aggregate tokens/s | ${f1(c.llama.aggregateTps)} | ${f1(c.psyche.aggregateTps)} | ${pct(c.psyche.aggregateTps / c.llama.aggregateTps)} | ${checked ? `>= ${pct(targets.atOnce)}` : ""} | ${checked ? pass(c.psyche.aggregateTps >= targets.atOnce * c.llama.aggregateTps) : "-"} |`,
-      `| ${c.llama.k} at once: first token, median / last (ms) | ${f0(c.llama.ttftMedianMs)} / ${f0(c.llama.ttftLastMs)} | ${f0(c.psyche.ttftMedianMs)} / ${f0(c.psyche.ttftLastMs)} | ${(c.psyche.ttftLastMs / c.llama.ttftLastMs).toFixed(2)}x (last) | ${checked ? `<= ${targets.lastFirstToken}x` : ""} | ${checked ? pass(c.psyche.ttftLastMs <= targets.lastFirstToken * c.llama.ttftLastMs) : "-"} |`,
+      `| ${c.llama.k} at once: aggregate tokens/s | ${f1(c.llama.aggregateTps)} | ${f1(c.psyche.aggregateTps)} | ${pct(aggregate)}${c.paired ? ` (rounds' IQR ${pct(c.paired.aggregateRatio.q1)} to ${pct(c.paired.aggregateRatio.q3)}; medians' ${pct(medians.aggregate)})` : ""} | ${checked ? `>= ${pct(targets.atOnce)}` : ""} | ${checked ? pass(aggregate >= targets.atOnce) : "-"} |`,
+      `| ${c.llama.k} at once: first token, median / last (ms) | ${f0(c.llama.ttftMedianMs)} / ${f0(c.llama.ttftLastMs)} | ${f0(c.psyche.ttftMedianMs)} / ${f0(c.psyche.ttftLastMs)} | ${x(last)} (last${c.paired ? `; rounds' IQR ${x(c.paired.lastRatio.q1)} to ${x(c.paired.lastRatio.q3)}; medians' ${x(medians.last)}` : ""}) | ${checked ? `<= ${targets.lastFirstToken}x` : ""} | ${checked ? pass(last <= targets.lastFirstToken) : "-"} |`,
     );
   }
   const s = r.session;
@@ -460,7 +478,7 @@ export function vsLlamaServerTable(r: VsLlamaServerResult): string[] {
     );
   return [
     "",
-    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.machine ? ` on ${r.machine}` : ""}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, ${r.modelName ?? "the bench model unless named"}, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}${one.fresh ? ` Before them, ${one.fresh.runs} such pairs of ${one.fresh.maxTokens}-token requests warmed both servers, measured as the fresh server's row.` : ""}${r.concurrentRounds ? ` Chats at once: each count sent in ${r.concurrentRounds} rounds on each server in turn (which goes first alternating), new chats each round; the rows give the rounds' medians.` : ""}`,
+    `Psyche against llama-server, measured ${r.date.slice(0, 10)}${r.machine ? ` on ${r.machine}` : ""}${r.gpu ? `, both on the GPU (${r.gpu})` : ""}: llama-server built from node-llama-cpp's bundled llama.cpp (${r.commit}${r.builtSeconds !== null ? `, built in ${(r.builtSeconds / 60).toFixed(1)} min` : ""}${r.given ? ", the build PSYCHE_BENCH_LLAMA_SERVER named" : ""}), both with ${r.threads} threads and ${r.parallel} slots of the same context, ${r.modelName ?? "the bench model unless named"}, each server its own process, measured alternately. Psyche bare: no persona, no recalled memories, so both read the same prompt.${one.paired ? ` One stream: ${one.runs} pairs of requests for ${one.maxTokens} tokens, the same request to each server in turn (which goes first alternating); the medians of each server's runs, and Psyche's against llama-server's as the median of the pairs' ratios (decode) and differences (first token).` : ""}${one.fresh ? ` Before them, ${one.fresh.runs} such pairs of ${one.fresh.maxTokens}-token requests warmed both servers, measured as the fresh server's row.` : ""}${r.concurrentRounds ? ` Chats at once: each count sent in ${r.concurrentRounds} rounds on each server in turn (which goes first alternating), new chats each round; the rows give the rounds' medians${r.concurrent.some((c) => c.paired) ? ", and Psyche's against llama-server's as the median of the rounds' ratios (the medians' ratio beside it)" : ""}.` : ""}`,
     "",
     "| measure | llama-server | Psyche | Psyche vs llama-server | target | met |",
     "| --- | --- | --- | --- | --- | --- |",
