@@ -5,6 +5,7 @@
 // conversation: no persona, no recall, no memory (docs/api.md).
 import { randomUUID } from "node:crypto";
 import { insertCompletion } from "../db/sql/turns.js";
+import { takenIn } from "../jobs/hand-off.js";
 import { Channel } from "../jobs/bus.js";
 import { INFERENCE_QUEUE, Priority, sendStatement } from "../jobs/queue.js";
 import { ContextOverflow } from "../errors.js";
@@ -38,12 +39,7 @@ export async function openCompletion(deps: OpenTurnDeps, request: CompletionRequ
   checkStorableText("suffix", request.suffix);
   for (const stop of request.sampling.stop) checkStorableText("stop", stop);
   // As a chat's turn (open-turn.ts): the JavaScript thread's work until it is stored.
-  const taken = deps.turnTaker?.takingIn();
-  try {
-    return await open(deps, request);
-  } finally {
-    taken?.();
-  }
+  return takenIn(deps.turnTaker, () => open(deps, request));
 }
 
 async function open(deps: OpenTurnDeps, request: CompletionRequest): Promise<OpenedCompletion> {

@@ -20,7 +20,7 @@ import { openCalls } from "./tool-results.js";
 import { checkStorableTurn } from "./storable-text.js";
 import { TranscriptError } from "./tool-transcript.js";
 import type { TurnRequest } from "./turn-request.js";
-import { type HandedTurn, settlement, type TurnTaker } from "../jobs/hand-off.js";
+import { type HandedTurn, settlement, takenIn, type TurnTaker } from "../jobs/hand-off.js";
 
 export interface OpenTurnDeps extends FollowDeps, ContextLimits {
   pool: Pool;
@@ -95,12 +95,7 @@ export async function openTurn(deps: OpenTurnDeps, request: TurnRequest): Promis
   if (request.model !== deps.modelId && deps.strictParams) throw new ModelNotFound(request.model, deps.modelId);
   checkStorableTurn(request);
   // Until it is stored, the turn is this process's JavaScript thread's work: the model beside it leaves it a core.
-  const taken = deps.turnTaker?.takingIn();
-  try {
-    return await open(deps, request);
-  } finally {
-    taken?.();
-  }
+  return takenIn(deps.turnTaker, () => open(deps, request));
 }
 
 async function open(deps: OpenTurnDeps, request: TurnRequest): Promise<OpenedTurn> {

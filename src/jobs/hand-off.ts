@@ -46,6 +46,16 @@ export interface TurnReservation {
   release(): void;
 }
 
+/** `take`, counted as this process taking a turn in (TurnTaker.takingIn) where it has a worker. */
+export async function takenIn<T>(taker: TurnTaker | undefined, take: () => Promise<T>): Promise<T> {
+  const done = taker?.takingIn();
+  try {
+    return await take();
+  } finally {
+    done?.();
+  }
+}
+
 /** A promise and its settling, for a store's end; a rejection nobody waits for is not unhandled. */
 export function settlement(): { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } {
   let resolve!: () => void;
