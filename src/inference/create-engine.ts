@@ -10,7 +10,11 @@ import { unusedGpuBuild } from "./gpu-builds.js";
 export async function createLlamaEngine(
   config: Pick<Config, "model" | "dataDir" | "gpu" | "threads" | "contextSize"> &
     Partial<Pick<Config, "parallel" | "promptCacheMb" | "sampleInOneCall" | "decodeOnMainThread" | "decodeAhead" | "yieldCore">> &
-    Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & { batchSize?: number | undefined; cores?: number | undefined },
+    Partial<Pick<Config, "hfEndpoint" | "downloadTimeoutSeconds">> & {
+      batchSize?: number | undefined;
+      cores?: number | undefined;
+      shortBatchMs?: number | undefined;
+    },
   log: Logger,
 ): Promise<LlamaEngine> {
   // A chat model can be gigabytes: no total limit, but a download that stalls is given up.
@@ -56,6 +60,7 @@ export async function createLlamaEngine(
     // Config's default (on), for a caller that builds its own settings.
     yieldCore: config.yieldCore ?? true,
     cores: config.cores,
+    shortBatchMs: config.shortBatchMs,
   });
   log.info(
     {

@@ -81,6 +81,8 @@ export interface LlamaEngineOptions {
   yieldCore?: boolean | undefined;
   /** The cores the process may use; unset: os.availableParallelism(). Tests set it. */
   cores?: number | undefined;
+  /** The longest batch, in milliseconds on every thread, that leaves a core; unset: SHORT_BATCH_MS (inference/core-share.ts). Tests set it. */
+  shortBatchMs?: number | undefined;
   /** Tokens per sequence; unset: the model's trained length, bounded by the memory the machine has. */
   contextSize?: number | undefined;
   /** Tokens evaluated per batch (node-llama-cpp's default when unset). */
@@ -265,7 +267,7 @@ export class LlamaEngine implements InferenceEngine {
     this.mainThreadDecode = options.decodeOnMainThread ?? false;
     this.aheadSteps = options.decodeAhead ?? 0;
     this.slots = context.totalSequences - 1;
-    this.coreShare = options.yieldCore ? new CoreShare(options.cores ?? availableParallelism()) : undefined;
+    this.coreShare = options.yieldCore ? new CoreShare(options.cores ?? availableParallelism(), options.shortBatchMs) : undefined;
     // Resolved once per model: auto-detection is costly blocking CPU (docs/benchmarks.md, "Engine set-up").
     this.chatWrapper = chatWrapperFor(options.model);
     this.thoughtsOff = thoughtsOffFor(this.chatWrapper, options.model);
@@ -319,7 +321,11 @@ export class LlamaEngine implements InferenceEngine {
     const engine = made.engine;
     if (engine.mainThreadDecode) engine.decodePlaces = decodeOnCallingThread(context, () => engine.mainThreadDecode);
     const share = engine.coreShare;
-    if (share) engine.batchThreads = threadsPerBatch(context, (asked) => share.threadsFor(asked, engine.preparing));
+    if (share)
+      engine.batchThreads = threadsPerBatch(context, {
+        threadsFor: (asked, tokens) => share.threadsFor(asked, engine.preparing, tokens),
+        decoded: (tokens, ms) => share.decoded(tokens, ms),
+      });
     if (options.sampleInOneCall) {
       made.engine.oneCallSampling = sampleInOneCall(context, () => batchSize);
       if (made.engine.oneCallSampling) made.engine.samplesInDecode = await sampleInDecode(context, made.engine.oneCallSampling);

@@ -240,29 +240,75 @@ export interface BatchThreads {
   fewer: number;
 }
 
+/** What decides a batch's threads (inference/core-share.ts), and hears what the batches cost. */
+export interface BatchThreadChoice {
+  /** The threads a batch of `tokens` decodes with, of the `asked` node-llama-cpp would give it. */
+  threadsFor(asked: number, tokens: number): number;
+  /** A batch of `tokens` decoded with every thread asked for took `ms`, from its decode's call to its return. */
+  decoded(tokens: number, ms: number): void;
+}
+
+interface NativeThreads {
+  setThreads?: (threads: number) => void;
+  initBatch?: (size: number) => unknown;
+  decodeBatch?: () => Promise<void>;
+  decodeBatchAndSample?: DecodeAndSample;
+  decodeBatchAndSampleAhead?: (...args: unknown[]) => Promise<unknown[]>;
+}
+
 /**
- * The threads each batch decodes with, as `choose` says of those node-llama-cpp would use: its
- * decode loop sets them on the native context before every batch (LlamaContext.js,
- * `_ctx.setThreads` after its threads splitter's allocation), and llama.cpp reads them at the
- * batch's decode (`llama_set_n_threads`: the batch's and a single token's alike). Counts the
- * batches each way; undefined where the context has no such call, and every batch takes what
- * node-llama-cpp gives it.
+ * The threads each batch decodes with, as `choice` says of those node-llama-cpp would use: its
+ * decode loop sizes the batch (`initBatch`), then sets the threads on the native context before
+ * every decode (LlamaContext.js, `_ctx.setThreads` after its threads splitter's allocation), and
+ * llama.cpp reads them at the batch's decode (`llama_set_n_threads`: the batch's and a single
+ * token's alike). The decode's calls are timed for `choice`, a batch on every thread being the
+ * measure; a run ahead (decodeAhead) is its steps, each taken as a token's batch (its first, the
+ * batch, may be longer: an estimate on the long side). Counts the batches each way; undefined
+ * where the context has no such calls, and every batch takes what node-llama-cpp gives it. Call
+ * it before `sampleInDecode` and `decodeAhead`, which wrap what this times.
  */
-export function threadsPerBatch(context: LlamaContext, choose: (asked: number) => number): BatchThreads | undefined {
-  const native = (context as unknown as { _ctx?: { setThreads?: (threads: number) => void } })._ctx;
-  if (!native || typeof native.setThreads !== "function") return undefined;
-  const set = native.setThreads.bind(native);
+export function threadsPerBatch(context: LlamaContext, choice: BatchThreadChoice): BatchThreads | undefined {
+  const native = (context as unknown as { _ctx?: NativeThreads })._ctx;
+  if (!native || typeof native.setThreads !== "function" || typeof native.initBatch !== "function") return undefined;
+  if (typeof native.decodeBatch !== "function") return undefined;
+  const [set, initBatch, decodeBatch] = [native.setThreads.bind(native), native.initBatch.bind(native), native.decodeBatch.bind(native)];
+  const decodeAndSample = native.decodeBatchAndSample?.bind(native);
+  const ahead = native.decodeBatchAndSampleAhead?.bind(native);
   const counts: BatchThreads = { asked: 0, fewer: 0 };
+  let tokens = 0;
+  let every = true;
   // The addon's methods are read-only on its prototype: defined again on the object itself.
-  Object.defineProperty(native, "setThreads", {
-    configurable: true,
-    writable: true,
-    value: (asked: number) => {
-      const threads = asked > 0 ? choose(asked) : asked;
-      counts[threads < asked ? "fewer" : "asked"]++;
-      set(threads);
-    },
+  const define = (name: keyof NativeThreads, value: unknown) =>
+    Object.defineProperty(native, name, { configurable: true, writable: true, value });
+  define("initBatch", (size: number) => {
+    tokens = size;
+    every = true;
+    return initBatch(size);
   });
+  define("setThreads", (asked: number) => {
+    const threads = asked > 0 ? choice.threadsFor(asked, tokens) : asked;
+    every = threads >= asked;
+    counts[every ? "asked" : "fewer"]++;
+    set(threads);
+  });
+  const timed = async <T>(decode: () => Promise<T>, steps: (done: T) => number = () => 0): Promise<T> => {
+    const startedAt = performance.now();
+    const done = await decode();
+    const ms = performance.now() - startedAt;
+    const n = steps(done);
+    if (every) choice.decoded(n > 0 ? 1 : tokens, ms / Math.max(1, n));
+    return done;
+  };
+  define("decodeBatch", () => timed(decodeBatch));
+  if (decodeAndSample)
+    define("decodeBatchAndSample", (indexes: Int32Array, samplers: unknown[]) => timed(() => decodeAndSample(indexes, samplers)));
+  if (ahead)
+    define("decodeBatchAndSampleAhead", (...args: unknown[]) =>
+      timed(
+        () => ahead(...args),
+        (samples) => samples.length,
+      ),
+    );
   return counts;
 }
 

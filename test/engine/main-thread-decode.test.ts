@@ -71,9 +71,19 @@ t.test("on the main thread, an abort lands between steps and timers run", { skip
 
 t.test("off unless told: nothing then stands between the decode loop and the addon", async (t) => {
   // Made and never decoded in: the engine above decodes on the main thread, and a context of this
-  // process decoding in the hop would make a second OpenMP team.
+  // process decoding in the hop would make a second OpenMP team. Without --yield-core, whose
+  // threads per batch time the decode's calls (test/engine/yield-core.test.ts).
   const plain = await createLlamaEngine(
-    { model: ensureTinyModel(dataDir), dataDir, gpu: "false", threads: 2, contextSize: 1024, parallel: 2, promptCacheMb: 0 },
+    {
+      model: ensureTinyModel(dataDir),
+      dataDir,
+      gpu: "false",
+      threads: 2,
+      contextSize: 1024,
+      parallel: 2,
+      promptCacheMb: 0,
+      yieldCore: false,
+    },
     createLogger("silent"),
   );
   t.teardown(() => plain.dispose());

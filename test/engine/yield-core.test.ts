@@ -2,7 +2,9 @@
 // (src/inference/core-share.ts, llama-internals.ts `threadsPerBatch`): the real engine on the
 // tiny model, told it has two cores for its two threads, decodes a generation's batches with
 // one thread while a turn is taken in and with two otherwise, and says the same either way;
-// with more cores than threads, or the setting off, every batch has the threads asked for.
+// with more cores than threads, batches longer than the limit, or the setting off, every batch
+// has the threads asked for. The limit is set wide (or to nothing) here: a loaded machine's
+// batches must not decide what the test sees.
 import t from "tap";
 import { seededAsk as ask } from "../helpers/seeded-ask.js";
 import { modelOf } from "../helpers/model-of.js";
@@ -11,7 +13,7 @@ import { tinyEngine } from "../helpers/tiny-engine.js";
 const question = ask("a lighthouse keeper's log", 11, { maxTokens: 24 });
 
 t.test("two threads on two cores: one while a turn is taken in, two after, the same reply", async (t) => {
-  const { engine } = await tinyEngine(t, { yieldCore: true, cores: 2 });
+  const { engine } = await tinyEngine(t, { yieldCore: true, cores: 2, shortBatchMs: 60_000 });
   const counts = engine.batchThreads;
   t.ok(counts, "the context's threads are set per batch");
   if (!counts) return;
@@ -22,6 +24,7 @@ t.test("two threads on two cores: one while a turn is taken in, two after, the s
   const done = engine.takingIn();
   const beside = await modelOf(engine).generate(question);
   done();
+  // Each batch's size was measured in the first reply (the same prompt, the same steps): none is unknown.
   t.ok(counts.fewer > 0, `while a turn was taken in, batches on one thread (${counts.fewer})`);
   t.equal(counts.asked, before.asked, "and none on both");
   t.equal(beside.text, alone.text, "the same reply on one thread as on two");
@@ -29,6 +32,26 @@ t.test("two threads on two cores: one while a turn is taken in, two after, the s
   await modelOf(engine).generate(question);
   t.equal(counts.fewer, after.fewer, "once taken in, both threads again");
   t.ok(counts.asked > after.asked);
+});
+
+t.test("batches longer than the limit: every thread, a turn taken in or not", async (t) => {
+  const { engine } = await tinyEngine(t, { yieldCore: true, cores: 2, shortBatchMs: 0 });
+  await modelOf(engine).generate(question);
+  const done = engine.takingIn();
+  await modelOf(engine).generate(question);
+  done();
+  t.equal(engine.batchThreads?.fewer, 0);
+  t.ok((engine.batchThreads?.asked ?? 0) > 0);
+});
+
+t.test("nothing measured yet: a batch is taken as long", async (t) => {
+  const { engine } = await tinyEngine(t, { yieldCore: true, cores: 2, shortBatchMs: 60_000 });
+  const done = engine.takingIn();
+  const reply = await modelOf(engine).generate(ask("a first question", 3, { maxTokens: 1 }));
+  done();
+  t.equal(reply.completionTokens, 1);
+  t.equal(engine.batchThreads?.fewer, 0, "the prompt's batch, the first, on both threads");
+  t.ok((engine.batchThreads?.asked ?? 0) >= 1);
 });
 
 t.test("more cores than threads: every batch as asked, a turn taken in or not", async (t) => {

@@ -12,7 +12,10 @@ import { serverDir } from "./testdir.js";
 
 export async function tinyEngine(
   t: Test,
-  ways: Partial<Pick<Config, "decodeAhead" | "decodeOnMainThread" | "sampleInOneCall" | "yieldCore">> & { cores?: number } = {},
+  ways: Partial<Pick<Config, "decodeAhead" | "decodeOnMainThread" | "sampleInOneCall" | "yieldCore">> & {
+    cores?: number;
+    shortBatchMs?: number;
+  } = {},
 ): Promise<{ engine: LlamaEngine; context: LlamaContext; native: Record<string, unknown> }> {
   const dataDir = serverDir(t);
   const engine = await createLlamaEngine(
