@@ -10,6 +10,13 @@ import type { Logger } from "../log.js";
 
 /** The least time between two presence writes from this process: the statement's own (db/sql/activity.ts). */
 const TOUCH_EVERY_MS = 1000;
+/**
+ * How long after a request's arrival its presence is written, if it is still being handled. The
+ * embedded database runs one statement at a time: written at once, it went before the request's
+ * own first statement (a chat's turn stored, 1-4 ms later here); a request is read and begun
+ * within a few milliseconds, and one answered sooner is written as it ends.
+ */
+const ARRIVAL_WRITE_MS = 25;
 
 export function presence(deps: { pool: Pool; log: Logger; apiKeys: readonly ApiKey[] }) {
   let touchedAt = -Infinity;
@@ -22,22 +29,24 @@ export function presence(deps: { pool: Pool; log: Logger; apiKeys: readonly ApiK
     // Off the request's path: a lost write only makes Psyche dream a little sooner.
     touchActivity(deps.pool).catch((err: unknown) => deps.log.debug({ err }, "presence not recorded"));
   };
-  // While an authenticated request is being handled, it is presence each second: one longer
-  // than the dream delay (a first embedding on a slow machine) would otherwise leave a quiet
-  // spell while it runs, as the throttle may have skipped its arrival. A streamed answer is
-  // handled once its stream starts; chats count through their turns (db/sql/dreams.ts).
+  // While an authenticated request is being handled, it is presence shortly after its arrival
+  // and each second: one longer than the dream delay (a first embedding on a slow machine) would
+  // otherwise leave a quiet spell while it runs, as the throttle may have skipped its arrival.
+  // A streamed answer is handled once its stream starts; chats count through their turns
+  // (db/sql/dreams.ts).
   let handling = 0;
   let ticking: NodeJS.Timeout | undefined;
   return async (c: Context, next: Next) => {
     if (c.req.method === "GET" && (c.req.path.startsWith("/dream/") || c.req.path === "/v1/events")) return next();
     const keyed = !deps.apiKeys.length || presentedKey(deps.apiKeys, c.req.header("authorization"), c.req.header("x-api-key"));
     if (!keyed) return next();
-    touch();
+    const arrival = setTimeout(touch, ARRIVAL_WRITE_MS).unref();
     handling++;
     ticking ??= setInterval(touch, TOUCH_EVERY_MS).unref();
     try {
       await next();
     } finally {
+      clearTimeout(arrival);
       if (--handling === 0) {
         clearInterval(ticking);
         ticking = undefined;

@@ -1,6 +1,6 @@
 // The presence middleware (src/http/presence.ts) on a real database: a request with the key is
-// presence on arrival and each second while it is handled, one without the key is not, and
-// reads of the dream life are not.
+// presence shortly after arrival (after its own first statement) and each second while it is
+// handled, or as it ends; one without the key is not, and reads of the dream life are not.
 import t from "tap";
 import { Hono } from "hono";
 import { presence } from "../../src/http/presence.js";
@@ -19,6 +19,13 @@ app.post("/v1/slow", async (c) => {
   return c.json({ ok: true });
 });
 app.get("/dream/status", (c) => c.json({ ok: true }));
+// A request whose first statement is its own, as a chat's turn stored.
+app.post("/v1/store", async (c) => {
+  await pool.query("select 'the request''s own statement'");
+  await sleep(200);
+  return c.json({ ok: true });
+});
+app.post("/v1/quick", (c) => c.json({ ok: true }));
 const key = { authorization: "Bearer k1" };
 
 t.test("a request handled for 2.6 s is presence on arrival and each second, not only at its end", async (t) => {
@@ -36,4 +43,18 @@ t.test("without the key, or reading the dream life, it is not presence", async (
   t.equal((await app.request("/dream/status", { headers: key })).status, 200);
   await app.request("/v1/slow", { method: "POST", headers: { authorization: "Bearer wrong" } });
   t.equal(writes(), before, "no write for either");
+});
+
+t.test("a request's own first statement goes before its presence write; one answered at once is written as it ends", async (t) => {
+  await sleep(1100);
+  const from = statements.length;
+  t.equal((await app.request("/v1/store", { method: "POST", headers: key })).status, 200);
+  const seen = statements.slice(from).map((s) => (/update activity/.test(s) ? "presence" : /own statement/.test(s) ? "own" : s));
+  t.same(seen.slice(0, 2), ["own", "presence"], "the request's statement first (the embedded database runs one at a time)");
+  await sleep(1100);
+  const before = writes();
+  t.equal((await app.request("/v1/quick", { method: "POST", headers: key })).status, 200);
+  t.equal(writes(), before + 1, "written as it ends");
+  await sleep(100);
+  t.equal(writes(), before + 1, "and once");
 });
