@@ -5,7 +5,8 @@
 // with more cores than threads, batches longer than the limit, or the setting off, every batch
 // has the threads asked for. The limit is set wide (or to nothing) here: a loaded machine's
 // batches must not decide what the test sees.
-import t from "tap";
+import t, { type Test } from "tap";
+import type { LlamaEngine } from "../../src/inference/llama-engine.js";
 import { seededAsk as ask } from "../helpers/seeded-ask.js";
 import { modelOf } from "../helpers/model-of.js";
 import { tinyEngine } from "../helpers/tiny-engine.js";
@@ -34,14 +35,19 @@ t.test("two threads on two cores: one while a turn is taken in, two after, the s
   t.ok(counts.asked > after.asked);
 });
 
-t.test("batches longer than the limit: every thread, a turn taken in or not", async (t) => {
-  const { engine } = await tinyEngine(t, { yieldCore: true, cores: 2, shortBatchMs: 0 });
-  await modelOf(engine).generate(question);
+/** A reply generated while a turn is taken in: every batch on the threads asked for. */
+async function everyThread(t: Test, engine: LlamaEngine): Promise<void> {
   const done = engine.takingIn();
   await modelOf(engine).generate(question);
   done();
   t.equal(engine.batchThreads?.fewer, 0);
   t.ok((engine.batchThreads?.asked ?? 0) > 0);
+}
+
+t.test("batches longer than the limit: every thread, a turn taken in or not", async (t) => {
+  const { engine } = await tinyEngine(t, { yieldCore: true, cores: 2, shortBatchMs: 0 });
+  await modelOf(engine).generate(question);
+  await everyThread(t, engine);
 });
 
 t.test("nothing measured yet: a batch is taken as long", async (t) => {
@@ -56,11 +62,7 @@ t.test("nothing measured yet: a batch is taken as long", async (t) => {
 
 t.test("more cores than threads: every batch as asked, a turn taken in or not", async (t) => {
   const { engine } = await tinyEngine(t, { yieldCore: true, cores: 4 });
-  const done = engine.takingIn();
-  await modelOf(engine).generate(question);
-  done();
-  t.equal(engine.batchThreads?.fewer, 0);
-  t.ok((engine.batchThreads?.asked ?? 0) > 0);
+  await everyThread(t, engine);
 });
 
 t.test("off: the threads left as node-llama-cpp sets them", async (t) => {
