@@ -296,6 +296,10 @@ export async function runUi(session: HermesSession): Promise<number> {
   process.on("SIGHUP", onHangup);
   process.on("SIGTERM", onTerm);
   process.stdout.on("error", onWriteError);
+  // Ink turns raw mode on in an effect after its first frame: a Ctrl-C pressed as the prompt
+  // appears was the terminal's SIGINT then, and Hermes died without its goodbye instead of
+  // warning. In raw mode from here on, it waits as a key for the input hook.
+  if (process.stdin.isTTY) process.stdin.setRawMode(true);
   const app = render(h(App, { session }), { exitOnCtrlC: false });
   try {
     // Rejects when the terminal's input fails (it closed): the goodbye is said all the same.
