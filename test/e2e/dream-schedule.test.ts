@@ -15,8 +15,10 @@ t.test("quiet, it dreams; a chat wakes it; quiet again, it goes on in the same e
     // No cooldown: a dream the model ended by itself before the chat came is followed by another.
     dreamCooldownSeconds: 0,
     dreamMaxTokens: 3000,
-    // The dream's whole time, across its stretches: it ends as done, soon after it resumes.
-    dreamMaxSeconds: 4,
+    // The dream's whole time, across its stretches: it ends as done after it resumes (by its
+    // tokens, or this). At 4 s a loaded machine's first stretch (1,885 tokens before the chat
+    // paused it, in a fresh clone's test run) spent it all, and the resumed one wrote nothing.
+    dreamMaxSeconds: 10,
   });
   const pool = psyche.db.pool;
   const client = new OpenAI({ baseURL: `${psyche.url}/v1`, apiKey: "unused", maxRetries: 0 });
