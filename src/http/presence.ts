@@ -11,10 +11,10 @@ import type { Logger } from "../log.js";
 /** The least time between two presence writes from this process: the statement's own (db/sql/activity.ts). */
 const TOUCH_EVERY_MS = 1000;
 /**
- * How long after a request's arrival its presence is written, if it is still being handled. The
- * embedded database runs one statement at a time: written at once, it went before the request's
- * own first statement (a chat's turn stored, 1-4 ms later here); a request is read and begun
- * within a few milliseconds, and one answered sooner is written as it ends.
+ * How long after a request's arrival its presence is written. The embedded database runs one
+ * statement at a time: written at once, it went before the request's own first statement (a
+ * chat's turn stored, 1-4 ms later here); written as a streamed chat's stream began, just before
+ * its first event's. One answered, or its stream begun, sooner is written then all the same.
  */
 const ARRIVAL_WRITE_MS = 25;
 
@@ -40,18 +40,26 @@ export function presence(deps: { pool: Pool; log: Logger; apiKeys: readonly ApiK
     if (c.req.method === "GET" && (c.req.path.startsWith("/dream/") || c.req.path === "/v1/events")) return next();
     const keyed = !deps.apiKeys.length || presentedKey(deps.apiKeys, c.req.header("authorization"), c.req.header("x-api-key"));
     if (!keyed) return next();
-    const arrival = setTimeout(touch, ARRIVAL_WRITE_MS).unref();
+    let arrived = false;
+    const arrival = setTimeout(() => {
+      arrived = true;
+      touch();
+    }, ARRIVAL_WRITE_MS).unref();
     handling++;
     ticking ??= setInterval(touch, TOUCH_EVERY_MS).unref();
     try {
       await next();
-    } finally {
+    } catch (err) {
       clearTimeout(arrival);
+      throw err;
+    } finally {
       if (--handling === 0) {
         clearInterval(ticking);
         ticking = undefined;
       }
     }
-    if (c.res.status !== 401 && c.res.status !== 403) touch();
+    if (c.res.status === 401 || c.res.status === 403) clearTimeout(arrival);
+    // Handled past the arrival write: presence now. Sooner, the arrival write still to come is it.
+    else if (arrived) touch();
   };
 }
