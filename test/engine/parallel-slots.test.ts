@@ -146,6 +146,13 @@ t.test("a conversation whose slot went to another chat loads its prefix back fro
     await kept.dispose();
     await plain.dispose();
   });
+  // Whether a load pays is measured (inference/state-costs.ts): on a loaded machine a slow write
+  // made reading win (CI, 2026-12-07: 34 of 121 tokens reused). Set so a load always pays, as
+  // the next test does, so this one checks what a load brings back.
+  for (let i = 0; i < 9; i++) {
+    kept.stateCosts.noteRead(10, 10_000);
+    kept.stateCosts.noteLoad(1_000_000, 0);
+  }
   const first = ask("tell me about the harbour", 31);
   const reply = await modelOf(kept).generate(first);
   // One slot: the other chat takes it, and what the slot held is written out first.
