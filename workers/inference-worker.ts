@@ -201,6 +201,11 @@ export class InferenceWorker implements TurnTaker {
     return this.scheduler.chatsUnderWay;
   }
 
+  /** Milliseconds since this worker last had a chat under way: 0 while it has one. */
+  get sinceChatMs(): number {
+    return this.scheduler.sinceChatMs;
+  }
+
   private async run(): Promise<void> {
     while (!this.stopping) {
       try {

@@ -14,7 +14,8 @@
 // queued for the worker. The check and the queueing are one transaction under a lock, so two
 // inference processes never queue twice. A chat wakes any of them (workers/inference-worker.ts).
 // Each tick also records the clients' leaving (the `client.left` event) once a minute is quiet.
-// While this process generates a chat, a tick looks at nothing (SchedulerDeps.generating).
+// While this process generates a chat, or had one within the wake lock, a tick looks at nothing
+// (SchedulerDeps.sinceChatMs).
 import type PgBoss from "pg-boss";
 import { inTransaction, type Pool } from "../db/pool.js";
 import { experienceSinceReflection, type QuietMoment, quietMoment } from "../db/sql/dreams.js";
@@ -39,11 +40,14 @@ export interface SchedulerDeps {
   /** A client silent this long is no longer present (db/sql/clients.ts). */
   presenceTtlSeconds: number;
   /**
-   * Whether this process's worker is generating a chat. Nothing is due then (its job keeps the
-   * queue busy), so a tick asks the database nothing: on the embedded database a tick's five
-   * statements run on the main thread, beside the model's threads.
+   * Milliseconds since this process's worker last had a chat under way, 0 while it has one.
+   * Nothing is due then (its job keeps the queue busy), nor within the wake lock of its end (the
+   * turn's end is a request's for the quiet, db/sql/dreams.ts), so a tick asks the database
+   * nothing: on the embedded database a tick is a transaction of six statements that holds the
+   * one backend from its first to its last, and one begun as a burst of chats arrived held their
+   * turns' stores back (docs/benchmarks.md, "Where four at once still wait").
    */
-  generating?: () => boolean;
+  sinceChatMs?: () => number;
 }
 
 export interface Moment extends QuietMoment {
@@ -83,8 +87,12 @@ export class DreamScheduler {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private readonly startedAt = new Date();
+  /** The wake lock as last read: the flag's until the first look reads the database's. */
+  private wakeLockMs: number;
 
-  constructor(private readonly deps: SchedulerDeps) {}
+  constructor(private readonly deps: SchedulerDeps) {
+    this.wakeLockMs = deps.defaults.wake_lock_seconds * 1000;
+  }
 
   start(): void {
     this.timer = setInterval(() => void this.tick(), this.deps.everyMs);
@@ -93,13 +101,14 @@ export class DreamScheduler {
 
   /** Queues what is due, if anything; returns its job id. */
   async tick(): Promise<string | undefined> {
-    if (this.busy || this.deps.generating?.()) return undefined;
+    if (this.busy || this.chatTooRecent()) return undefined;
     this.busy = true;
     try {
       const queued = await inTransaction(this.deps.pool, async (client) => {
         await lockForTransaction(client, AdvisoryLock.dreamSchedule);
         await noteDeparture(client);
         const { settings, dndUntil } = await readDreamSettings(client, this.deps.defaults);
+        this.wakeLockMs = settings.wake_lock_seconds * 1000;
         if (!settings.enabled) return undefined;
         const busy = await queueBusy(client, INFERENCE_QUEUE);
         const moment = await quietMoment(client, this.startedAt, this.deps.presenceTtlSeconds, settings.dream_budget_window_seconds);
@@ -125,6 +134,16 @@ export class DreamScheduler {
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * A chat under way here, or one ended within the wake lock: nothing is due (the turn ended a
+   * moment before the chat did, so the database may count a few milliseconds more quiet). A wake lock
+   * lowered in the database meanwhile is read at the first look after the old one has passed.
+   */
+  private chatTooRecent(): boolean {
+    const since = this.deps.sinceChatMs?.();
+    return since !== undefined && (since === 0 || since < this.wakeLockMs);
   }
 
   async stop(): Promise<void> {

@@ -107,6 +107,8 @@ export class ModelScheduler<J extends ScheduledJob> implements Generator {
   private clock = 0;
   /** Chats admitted and not ended, each with its controller. */
   private readonly chats = new Map<J, AbortController>();
+  /** When the last chat ended (performance.now()). */
+  private lastChatEndedAt = -Infinity;
   /** The reverie that holds the model, if any. */
   private reverie: { job: J; controller: AbortController } | undefined;
   /** A reverie's generations take turns on its slot. */
@@ -149,6 +151,11 @@ export class ModelScheduler<J extends ScheduledJob> implements Generator {
   /** Chats admitted and not ended (generating, or waiting in line). */
   get chatsUnderWay(): number {
     return this.chats.size;
+  }
+
+  /** Milliseconds since a chat was last under way here: 0 while one is, Infinity before the first. */
+  get sinceChatMs(): number {
+    return this.chats.size > 0 ? 0 : performance.now() - this.lastChatEndedAt;
   }
 
   /** Chats generating or reading now: at most the slots. */
@@ -216,6 +223,7 @@ export class ModelScheduler<J extends ScheduledJob> implements Generator {
       .finally(() => {
         const wasFull = this.chats.size >= this.takes;
         this.chats.delete(job);
+        this.lastChatEndedAt = performance.now();
         // The worker waits for room; otherwise a chat's end leaves nothing new to fetch (a job
         // queued meanwhile rang the worker itself), and a look would cost an empty fetch beside
         // the next request, which a coding agent sends right after the reply.

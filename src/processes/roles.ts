@@ -139,7 +139,7 @@ export async function startInferenceRole(
     defaults: defaultDreamSettings(config),
     everyMs: Math.max(250, Math.min(2000, config.pollMs * 5)),
     presenceTtlSeconds: config.presenceTtlSeconds,
-    generating: () => worker.generating > 0,
+    sinceChatMs: () => worker.sinceChatMs,
   });
   scheduler.start();
   s.stack.push("dream scheduler", () => scheduler.stop());

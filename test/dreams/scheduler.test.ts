@@ -1,5 +1,6 @@
-// The dream scheduler's tick: while this process generates a chat it asks the database nothing
-// (nothing can be due then); once it stops, what is due is queued. Real embedded Postgres and pg-boss.
+// The dream scheduler's tick: while this process generates a chat, or had one within the wake
+// lock, it asks the database nothing (nothing is due then); after, what is due is queued. Real
+// embedded Postgres and pg-boss.
 import t from "tap";
 import { DreamScheduler } from "../../src/dreams/scheduler.js";
 import { defaultDreamSettings } from "../../src/dreams/settings.js";
@@ -24,7 +25,7 @@ const boss = await startQueue({ connectionString: db.connectionString, log });
 t.teardown(() => boss.stop({ graceful: false, wait: true }));
 
 t.test("no look while a chat is generated here; a dream is queued once none is", async (t) => {
-  let generating = true;
+  let sinceChatMs = 0;
   const defaults = { ...defaultDreamSettings(testConfig(dir, { dreamDelaySeconds: 1 })), wake_lock_seconds: 0, dream_cooldown_seconds: 0 };
   const scheduler = new DreamScheduler({
     pool,
@@ -34,7 +35,7 @@ t.test("no look while a chat is generated here; a dream is queued once none is",
     defaults,
     everyMs: 60_000,
     presenceTtlSeconds: 60,
-    generating: () => generating,
+    sinceChatMs: () => sinceChatMs,
   });
   let asked = 0;
   const count = () => asked++;
@@ -44,9 +45,39 @@ t.test("no look while a chat is generated here; a dream is queued once none is",
   await new Promise((r) => setTimeout(r, 1_100));
   t.equal(await scheduler.tick(), undefined, "nothing queued while generating");
   t.equal(asked, 0, "and the database was not asked");
-  generating = false;
+  sinceChatMs = 1;
   const id = await until("a dream queued", () => scheduler.tick());
   t.ok(asked > 0, "the tick looked");
+  const job = await pool.query("select data->>'kind' as kind from pgboss.job where id = $1", [id]);
+  t.equal(job.rows[0]?.kind, "dream");
+});
+
+t.test("no look within the wake lock of this process's last chat; one after it", async (t) => {
+  // The dream the last test queued would keep the queue busy, and nothing would be due.
+  await pool.query("delete from pgboss.job where state = 'created'");
+  let sinceChatMs = 1_500;
+  const defaults = { ...defaultDreamSettings(testConfig(dir, { dreamDelaySeconds: 1 })), wake_lock_seconds: 2, dream_cooldown_seconds: 0 };
+  const scheduler = new DreamScheduler({
+    pool,
+    boss,
+    bus: new LocalBus(),
+    log,
+    defaults,
+    everyMs: 60_000,
+    presenceTtlSeconds: 60,
+    sinceChatMs: () => sinceChatMs,
+  });
+  let asked = 0;
+  const count = () => asked++;
+  pool.on("acquire", count);
+  t.teardown(() => void pool.off("acquire", count));
+  // Past the wake lock and the dream delay from the scheduler's start: only the chat holds it back.
+  await new Promise((r) => setTimeout(r, 2_100));
+  t.equal(await scheduler.tick(), undefined, "nothing queued 1.5 s after a chat, within a wake lock of 2");
+  t.equal(asked, 0, "and the database was not asked");
+  sinceChatMs = 2_500;
+  const id = await until("a dream queued", () => scheduler.tick());
+  t.ok(asked > 0, "past the wake lock the tick looked");
   const job = await pool.query("select data->>'kind' as kind from pgboss.job where id = $1", [id]);
   t.equal(job.rows[0]?.kind, "dream");
 });
