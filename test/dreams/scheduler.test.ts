@@ -1,7 +1,7 @@
 // The dream scheduler's tick: while this process generates a chat, or had one within the wake
 // lock, it asks the database nothing (nothing is due then); after, what is due is queued. Real
 // embedded Postgres and pg-boss.
-import t from "tap";
+import t, { type Test } from "tap";
 import { DreamScheduler } from "../../src/dreams/scheduler.js";
 import { defaultDreamSettings } from "../../src/dreams/settings.js";
 import { startEmbeddedDatabase } from "../../src/db/embedded.js";
@@ -24,9 +24,20 @@ const log = createLogger("silent");
 const boss = await startQueue({ connectionString: db.connectionString, log });
 t.teardown(() => boss.stop({ graceful: false, wait: true }));
 
-t.test("no look while a chat is generated here; a dream is queued once none is", async (t) => {
-  let sinceChatMs = 0;
-  const defaults = { ...defaultDreamSettings(testConfig(dir, { dreamDelaySeconds: 1 })), wake_lock_seconds: 0, dream_cooldown_seconds: 0 };
+/**
+ * A scheduler with a dream delay of 1 s and `wakeLockSeconds`, told `sinceChat()` of this
+ * process's chats: after `waitMs`, one tick finds nothing without asking the database; once
+ * `after()` has moved the chat away, a tick queues a dream.
+ */
+async function holdsBackThenDreams(
+  t: Test,
+  o: { wakeLockSeconds: number; sinceChat: () => number; waitMs: number; held: string; after: () => void },
+): Promise<void> {
+  const defaults = {
+    ...defaultDreamSettings(testConfig(dir, { dreamDelaySeconds: 1 })),
+    wake_lock_seconds: o.wakeLockSeconds,
+    dream_cooldown_seconds: 0,
+  };
   const scheduler = new DreamScheduler({
     pool,
     boss,
@@ -35,49 +46,43 @@ t.test("no look while a chat is generated here; a dream is queued once none is",
     defaults,
     everyMs: 60_000,
     presenceTtlSeconds: 60,
-    sinceChatMs: () => sinceChatMs,
+    sinceChatMs: o.sinceChat,
   });
   let asked = 0;
   const count = () => asked++;
   pool.on("acquire", count);
   t.teardown(() => void pool.off("acquire", count));
-  // Past the dream delay (counted from the scheduler's start): a dream would be due.
-  await new Promise((r) => setTimeout(r, 1_100));
-  t.equal(await scheduler.tick(), undefined, "nothing queued while generating");
+  // Past the dream delay and the wake lock (counted from the scheduler's start): only the chat holds a dream back.
+  await new Promise((r) => setTimeout(r, o.waitMs));
+  t.equal(await scheduler.tick(), undefined, o.held);
   t.equal(asked, 0, "and the database was not asked");
-  sinceChatMs = 1;
+  o.after();
   const id = await until("a dream queued", () => scheduler.tick());
-  t.ok(asked > 0, "the tick looked");
+  t.ok(asked > 0, "then the tick looked");
   const job = await pool.query("select data->>'kind' as kind from pgboss.job where id = $1", [id]);
   t.equal(job.rows[0]?.kind, "dream");
-});
+  // Queued, it keeps the queue busy: nothing would be due for the next test.
+  await pool.query("delete from pgboss.job where id = $1", [id]);
+}
 
-t.test("no look within the wake lock of this process's last chat; one after it", async (t) => {
-  // The dream the last test queued would keep the queue busy, and nothing would be due.
-  await pool.query("delete from pgboss.job where state = 'created'");
-  let sinceChatMs = 1_500;
-  const defaults = { ...defaultDreamSettings(testConfig(dir, { dreamDelaySeconds: 1 })), wake_lock_seconds: 2, dream_cooldown_seconds: 0 };
-  const scheduler = new DreamScheduler({
-    pool,
-    boss,
-    bus: new LocalBus(),
-    log,
-    defaults,
-    everyMs: 60_000,
-    presenceTtlSeconds: 60,
-    sinceChatMs: () => sinceChatMs,
+const cases = [
+  { name: "no look while a chat is generated here; a dream is queued once none is", wakeLockSeconds: 0, since: [0, 1], waitMs: 1_100 },
+  {
+    name: "no look within the wake lock of this process's last chat; one after it",
+    wakeLockSeconds: 2,
+    since: [1_500, 2_500],
+    waitMs: 2_100,
+  },
+];
+for (const c of cases) {
+  t.test(c.name, async (t) => {
+    let sinceChatMs = c.since[0]!;
+    await holdsBackThenDreams(t, {
+      wakeLockSeconds: c.wakeLockSeconds,
+      sinceChat: () => sinceChatMs,
+      waitMs: c.waitMs,
+      held: `nothing queued ${sinceChatMs} ms after a chat (0: under way), within a wake lock of ${c.wakeLockSeconds} s`,
+      after: () => (sinceChatMs = c.since[1]!),
+    });
   });
-  let asked = 0;
-  const count = () => asked++;
-  pool.on("acquire", count);
-  t.teardown(() => void pool.off("acquire", count));
-  // Past the wake lock and the dream delay from the scheduler's start: only the chat holds it back.
-  await new Promise((r) => setTimeout(r, 2_100));
-  t.equal(await scheduler.tick(), undefined, "nothing queued 1.5 s after a chat, within a wake lock of 2");
-  t.equal(asked, 0, "and the database was not asked");
-  sinceChatMs = 2_500;
-  const id = await until("a dream queued", () => scheduler.tick());
-  t.ok(asked > 0, "past the wake lock the tick looked");
-  const job = await pool.query("select data->>'kind' as kind from pgboss.job where id = $1", [id]);
-  t.equal(job.rows[0]?.kind, "dream");
-});
+}
