@@ -83,7 +83,13 @@ function StatusBar({ s, session, busy, hint }: { s: Status; session: HermesSessi
     Box,
     { flexDirection: "column" },
     h(Text, { inverse: true }, " ", ...line, " "),
-    h(Text, { dimColor: true }, hint || (busy ? `${busy} · Ctrl-C cancels` : `${session.workspace.root} · /help for commands`)),
+    // One line, whatever the workspace's path: cut from its start, so "/help" stays in view (a
+    // long path wrapped it onto a second line, split where the terminal ended).
+    h(
+      Text,
+      { dimColor: true, wrap: "truncate-start" },
+      hint || (busy ? `${busy} · Ctrl-C cancels` : `${session.workspace.root} · /help for commands`),
+    ),
   );
 }
 

@@ -18,7 +18,8 @@ import { until } from "../helpers/until.js";
 const terminal = hermesTerminal(t);
 if (!terminal) process.exit(0);
 const { tmux, pane, waitPane, alive } = terminal;
-const workspace = join(serverDir(t), "workspace");
+// Deeper than the 110-column terminal is wide: the status line must still fit on one line.
+const workspace = join(serverDir(t), "workspace", "a-folder-deep-enough-that-its-path-outgrows-the-terminal".repeat(2));
 mkdirSync(workspace, { recursive: true });
 writeFileSync(join(workspace, "README.md"), "# A workspace\n");
 const startHermesAt = (url: string, ...flags: string[]) => terminal.startHermesAt(url, workspace, ...flags);
@@ -222,6 +223,7 @@ t.test("a tool that changes things asks first: n declines it, y runs it", async 
   const scripted = await startPsyche(t, {}, { engine });
   startHermesAt(scripted.url, "--no-idle");
   await waitPane("the UI", (p) => p.includes("/help for commands"));
+  t.match(pane(), /^…\S*terminal · \/help for commands *$/m, "a long workspace's path cut from its start, on one line");
   tmux("send-keys", "-t", "hermes", "-l", "make two files");
   tmux("send-keys", "-t", "hermes", "Enter");
   await waitPane("the first question", (p) => p.includes('Run execute_bash {"command":"touch by-bash.txt"}? [y/N]'));

@@ -45,7 +45,14 @@ export function hermesTerminal(t: Test): HermesTerminal | undefined {
     tmux,
     pane,
     alive,
-    waitPane: (what, test, ms = 30_000) => until(what, async () => (test(pane()) ? true : undefined), ms),
+    // On a time-out the error holds the screen as it was (a long path once wrapped what a wait looked for).
+    waitPane: (what, test, ms = 30_000) =>
+      until(
+        what,
+        async () => (test(pane()) ? true : undefined),
+        ms,
+        async () => `the screen:\n${pane()}`,
+      ),
     startHermesAt: (url, workspace, ...flags) => {
       if (alive()) tmux("kill-session", "-t", "hermes");
       const command = [process.execPath, PSYCHE_BIN, "chat", "--server", url, "--workspace", workspace, "--max-tokens", "1000", ...flags]
