@@ -196,11 +196,6 @@ export class InferenceWorker implements TurnTaker {
     return this.deps.engine.takingIn?.() ?? (() => undefined);
   }
 
-  /** Chats this worker is generating or has in line now. */
-  get generating(): number {
-    return this.scheduler.chatsUnderWay;
-  }
-
   /** Milliseconds since this worker last had a chat under way: 0 while it has one. */
   get sinceChatMs(): number {
     return this.scheduler.sinceChatMs;

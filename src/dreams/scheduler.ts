@@ -138,8 +138,9 @@ export class DreamScheduler {
 
   /**
    * A chat under way here, or one ended within the wake lock: nothing is due (the turn ended a
-   * moment before the chat did, so the database may count a few milliseconds more quiet). A wake lock
-   * lowered in the database meanwhile is read at the first look after the old one has passed.
+   * moment before the chat did, so the database may count a few milliseconds more quiet). A
+   * wake lock lowered in the database meanwhile is read at the first look after the old one
+   * has passed.
    */
   private chatTooRecent(): boolean {
     const since = this.deps.sinceChatMs?.();
