@@ -7,7 +7,7 @@ import type { Logger } from "../log.js";
 import { ConversationIdSchema } from "../conversation-id.js";
 import { createPool, type Queryable } from "../db/pool.js";
 import type { ForeignStatement } from "../db/statement.js";
-import { checkJobTable } from "../db/sql/pgboss-jobs.js";
+import { checkJobTable, indexLiveJobs } from "../db/sql/pgboss-jobs.js";
 
 export const INFERENCE_QUEUE = "psyche-inference";
 /** Memory formation after each turn: embedding, significance, mood (workers/memory-worker.ts). */
@@ -148,6 +148,7 @@ export async function startQueue(opts: QueueOptions): Promise<PgBoss> {
     throw err;
   }
   await checkJobTable(pool);
+  await indexLiveJobs(pool);
   // Retries after a dead worker are ours (see jobs/reclaim.ts); pg-boss's retry is the
   // backstop for a worker that failed a job without marking its turn.
   await createQueueOnce(boss, INFERENCE_QUEUE, { retryLimit: 2, retryDelay: 1, expireInSeconds: 60 * 60 });

@@ -46,6 +46,32 @@ export async function checkJobTable(db: Queryable): Promise<void> {
     );
 }
 
+/** Psyche's index on pg-boss's job table: the jobs waiting or running, by queue, state and start. */
+export const LIVE_JOBS_INDEX = "psyche_job_live";
+
+/**
+ * Made once pg-boss has made its schema (jobs/queue.ts startQueue; pg-boss's schema does not
+ * exist yet when our migrations run). pg-boss keeps finished jobs in the job table for twelve
+ * hours before archiving them, and indexes waiting jobs only (for its fetch), so every question
+ * about running ones here (strandedJobs at each heartbeat, queueBusy in the dream scheduler's
+ * look, queueCounts for /health) read every job of those hours: 4 ms a question at 20,000 on
+ * the embedded database, whose statements run on the server's one thread (docs/benchmarks.md,
+ * "pg-boss's finished jobs"). Made on the partitioned table, each queue's partition has it,
+ * those pg-boss attaches later too. Asked first, so a start where it exists takes no lock on
+ * the table; two processes starting at once may both make it, and the loser's error is taken
+ * as "it exists".
+ */
+export async function indexLiveJobs(db: Queryable): Promise<void> {
+  const exists = async () =>
+    ((await db.query("select 1 from pg_indexes where schemaname = 'pgboss' and indexname = $1", [LIVE_JOBS_INDEX])).rowCount ?? 0) > 0;
+  if (await exists()) return;
+  try {
+    await db.query(`create index if not exists ${LIVE_JOBS_INDEX} on pgboss.job (name, state, started_on) where state <= 'active'`);
+  } catch (err) {
+    if (!(await exists())) throw err;
+  }
+}
+
 /** A statement's part that counts `queues`' jobs by queue and state (the metrics' queue gauge, db/sql/metrics.ts); `$1` the queue names. */
 export const JOBS_BY_STATE_SQL =
   "select name as queue, state::text as state, count(*)::int as n from pgboss.job where name = any($1) group by 1, 2";
