@@ -3,23 +3,10 @@
 // look and for /health would read every finished job without Psyche's own index
 // (db/sql/pgboss-jobs.ts, indexLiveJobs). Their plans, over a table of finished jobs, use it.
 import t from "tap";
-import type pg from "pg";
 import { LIVE_JOBS_INDEX, indexLiveJobs, queueBusy, queueCounts, reverieUnderway, strandedJobs } from "../../src/db/sql/pgboss-jobs.js";
 import { INFERENCE_QUEUE } from "../../src/jobs/queue.js";
-import type { Queryable } from "../../src/db/pool.js";
 import { testDatabase } from "../helpers/database.js";
-
-interface Plan {
-  "Node Type": string;
-  "Relation Name"?: string;
-  "Index Name"?: string;
-  Plans?: Plan[];
-}
-
-function* planNodes(plan: Plan): Generator<Plan> {
-  yield plan;
-  for (const child of plan.Plans ?? []) yield* planNodes(child);
-}
+import { explaining, planNodes, scansOf } from "../helpers/plans.js";
 
 t.test("the questions about running jobs read Psyche's index, not every finished job", async (t) => {
   const { pool } = await testDatabase(t);
@@ -40,19 +27,11 @@ t.test("the questions about running jobs read Psyche's index, not every finished
     [INFERENCE_QUEUE],
   );
   await pool.query("analyze pgboss.job");
-  // Each statement as the code sends it, explained on the same database.
-  const plans: Plan[] = [];
-  const explaining: Queryable = {
-    query: (async (text: string, values?: unknown[]) => {
-      const res = await pool.query(`explain (format json) ${text}`, values);
-      plans.push((res.rows[0]["QUERY PLAN"] as { Plan: Plan }[])[0]!.Plan);
-      return { rows: [], rowCount: 0 } as unknown as pg.QueryResult;
-    }) as Queryable["query"],
-  };
-  await strandedJobs(explaining, INFERENCE_QUEUE, 10_000);
-  await queueBusy(explaining, INFERENCE_QUEUE);
-  await queueCounts(explaining, INFERENCE_QUEUE);
-  await reverieUnderway(explaining, INFERENCE_QUEUE);
+  const { db, plans } = explaining(pool);
+  await strandedJobs(db, INFERENCE_QUEUE, 10_000);
+  await queueBusy(db, INFERENCE_QUEUE);
+  await queueCounts(db, INFERENCE_QUEUE);
+  await reverieUnderway(db, INFERENCE_QUEUE);
   t.equal(plans.length, 4);
   const jobPartitions = (
     await pool.query<{ name: string }>(
@@ -65,11 +44,7 @@ t.test("the questions about running jobs read Psyche's index, not every finished
       nodes.some((n) => partitionIndexes.includes(n["Index Name"] ?? "")),
       `statement ${i + 1} reads the index`,
     );
-    t.same(
-      nodes.filter((n) => n["Node Type"] === "Seq Scan" && jobPartitions.includes(n["Relation Name"] ?? "")),
-      [],
-      `statement ${i + 1} scans no queue's jobs one by one`,
-    );
+    t.same(scansOf(plan, jobPartitions), [], `statement ${i + 1} scans no queue's jobs one by one`);
   }
 
   t.equal(await queueBusy(pool, INFERENCE_QUEUE), false, "finished jobs are not busy");

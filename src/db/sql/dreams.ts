@@ -296,9 +296,10 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
   }>(
     `select d.id as dream_id, d.kind, coalesce(d.resumed_at, d.started_at) as dream_started, d.focus, d.scope, d.topics,
        c.id as consolidation_id, c.started_at as consolidation_since,
-       greatest((select max(coalesce(finished_at, created_at)) from turns), (select last_request_at from activity),
+       greatest((select max(created_at) from turns), (select max(finished_at) from turns), (select last_request_at from activity),
          (select max(last_seen_at) from clients where left_at is null)) as last_seen,
-       psyche_someone_here() or exists (select 1 from turns where coalesce(finished_at, created_at) > now() - make_interval(secs => $1)) as here,
+       psyche_someone_here() or exists (select 1 from turns where created_at > now() - make_interval(secs => $1))
+         or exists (select 1 from turns where finished_at > now() - make_interval(secs => $1)) as here,
        exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= coalesce(d.resumed_at, d.started_at)) as chat_waiting
      from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' and kind <> 'consolidate' order by started_at desc limit 1) d on true
        left join lateral (select id, started_at from dream_journal where status = 'dreaming' and kind = 'consolidate' order by started_at desc limit 1) c on true`,
@@ -361,22 +362,24 @@ export async function quietMoment(
   budgetWindowSeconds: number,
 ): Promise<QuietMoment> {
   // A dream paused by a chat has not ended: the cooldown counts from the last one that did. A
-  // stretch still open on an entry that ended (its worker died) counts to the entry's end.
+  // stretch still open on an entry that ended (its worker died) counts to the entry's end. Each
+  // part reads from an end of an index (migrations/000032_growing_tables.sql): it runs every
+  // look, in a transaction holding the embedded database's one backend.
   const res = await db.query<QuietMoment>(
     `with last as (
-       select greatest(max(greatest(created_at, coalesce(finished_at, created_at))), $1::timestamptz, (select last_request_at from activity),
-         (select max(greatest(last_seen_at, left_at)) from clients)) as at from turns
+       select greatest((select max(created_at) from turns), (select max(finished_at) from turns), $1::timestamptz,
+         (select last_request_at from activity), (select max(greatest(last_seen_at, left_at)) from clients)) as at
      )
      select extract(epoch from now() - (select at from last))::float8 as quiet,
        (select conversation_id from turns where conversation_id is not null order by created_at desc limit 1) as conversation_id,
        extract(epoch from now() - (select max(ended_at) from dream_journal where kind = 'dream' and status <> 'paused'))::float8 as since_dream,
-       exists (select 1 from dream_journal where kind = 'idle' and started_at > (select at from last)) as thought_since_request,
+       coalesce((select max(started_at) from dream_journal where kind = 'idle') > (select at from last), false) as thought_since_request,
        (select count(*)::int from clients where left_at is null and last_seen_at > now() - make_interval(secs => $2)) as present,
        (select coalesce(sum(greatest(0, extract(epoch from
             least(now(), coalesce(s.ended_at, case when j.status = 'dreaming' then now() else j.ended_at end, now()))
             - greatest(s.started_at, now() - make_interval(secs => $3))))), 0)::float8
           from dream_slices s join dream_journal j on j.id = s.journal_id
-         where s.started_at < now() and coalesce(s.ended_at, now()) > now() - make_interval(secs => $3)) as budget_used,
+         where s.started_at < now() and (s.ended_at is null or s.ended_at > now() - make_interval(secs => $3))) as budget_used,
        exists (select 1 from dream_journal where status = 'paused' and kind = 'dream') as paused_dream`,
     [startedAt, presenceTtlSeconds, budgetWindowSeconds],
   );
