@@ -81,7 +81,7 @@ if [ $# -eq 0 ]; then
   clients='dashboard|hermes-tui|hermes-tui-tools|coding-agents|claude-code-install|client-libraries|ollama-libraries|hermes-print|daemon|bin-threadpool|offline-start|log-hygiene'
   mapfile -t e2e < <(ls dist/test/e2e/*.test.js | grep -v -E "/($clients)\.test\.js$")
   set -- "${e2e[@]}" dist/test/memory/*.test.js dist/test/conversation/*.test.js dist/test/jobs/*.test.js dist/test/dreams/*.test.js \
-    dist/test/http/routes.test.js
+    dist/test/http/routes.test.js dist/test/db/growing-tables.test.js
 fi
 # The suites run as the build compiled them, two at once; its copies of removed tests go first.
 node scripts/stale-tests.mjs
