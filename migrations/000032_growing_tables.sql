@@ -1,7 +1,7 @@
 -- Indexes for the questions asked on a timer or at every turn of tables that grow with use
 -- (docs/decisions.md, "Indexes for what grows"). Without them each read its whole table: at
--- 100,000 turns the dream scheduler's look (src/db/sql/dreams.ts, quietMoment, every two
--- seconds when idle, in a transaction holding the embedded database's one backend) took 250 ms,
+-- 100,000 turns the dream scheduler's look (src/db/sql/dreams.ts, quietMoment, every 1.25 s
+-- when idle by default, in a transaction holding the embedded database's one backend) took 250 ms,
 -- and the heartbeat's search for stranded jobs (src/db/sql/pgboss-jobs.ts, strandedJobs) 130 ms
 -- once a chat had run ten seconds; at 50,000 mood entries a turn's check that its mood was not
 -- moved already (src/db/sql/mood.ts, moodFromSource) 10 ms.
