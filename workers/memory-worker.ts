@@ -14,7 +14,7 @@ import { yieldToChats } from "../src/jobs/yield-to-chats.js";
 import { chatsUnderWay } from "../src/db/sql/turns.js";
 import { MAINTENANCE_QUEUE, MAINTENANCE_SIGNAL, MaintenanceJobSchema, MEMORY_QUEUE, RememberTurnJobSchema } from "../src/jobs/queue.js";
 import { lastConsolidation } from "../src/db/sql/consolidation.js";
-import { pruneJournal } from "../src/db/sql/dreams.js";
+import { pruneJournal, refreshDreamStatistics } from "../src/db/sql/dreams.js";
 import { tidyTextIndex } from "../src/db/sql/memory-terms.js";
 import { consolidate } from "../src/memory/consolidate.js";
 import { type DreamSettings, readDreamSettings } from "../src/dreams/settings.js";
@@ -223,6 +223,7 @@ export class MemoryWorker {
           const pruned = keep > 0 ? await pruneJournal(this.deps.pool, keep) : 0;
           if (pruned)
             this.deps.log.info({ entries: pruned, keepDays: keep }, "deleted old dream journal entries that did not become memories");
+          await refreshDreamStatistics(this.deps.pool);
         }
         const { settings } = await readDreamSettings(this.deps.pool, this.deps.dreamDefaults);
         if (!settings.consolidation) return;

@@ -298,8 +298,8 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
        c.id as consolidation_id, c.started_at as consolidation_since,
        greatest((select max(created_at) from turns), (select max(finished_at) from turns), (select last_request_at from activity),
          (select max(last_seen_at) from clients where left_at is null)) as last_seen,
-       psyche_someone_here() or exists (select 1 from turns where created_at > now() - make_interval(secs => $1))
-         or exists (select 1 from turns where finished_at > now() - make_interval(secs => $1)) as here,
+       psyche_someone_here() or coalesce(greatest((select max(created_at) from turns), (select max(finished_at) from turns))
+         > now() - make_interval(secs => $1), false) as here,
        exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= coalesce(d.resumed_at, d.started_at)) as chat_waiting
      from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' and kind <> 'consolidate' order by started_at desc limit 1) d on true
        left join lateral (select id, started_at from dream_journal where status = 'dreaming' and kind = 'consolidate' order by started_at desc limit 1) c on true`,
@@ -376,10 +376,11 @@ export async function quietMoment(
        coalesce((select max(started_at) from dream_journal where kind = 'idle') > (select at from last), false) as thought_since_request,
        (select count(*)::int from clients where left_at is null and last_seen_at > now() - make_interval(secs => $2)) as present,
        (select coalesce(sum(greatest(0, extract(epoch from
-            least(now(), coalesce(s.ended_at, case when j.status = 'dreaming' then now() else j.ended_at end, now()))
+            least(now(), coalesce(s.ended_at,
+              (select case when j.status = 'dreaming' then now() else j.ended_at end from dream_journal j where j.id = s.journal_id), now()))
             - greatest(s.started_at, now() - make_interval(secs => $3))))), 0)::float8
-          from dream_slices s join dream_journal j on j.id = s.journal_id
-         where s.started_at < now() and (s.ended_at is null or s.ended_at > now() - make_interval(secs => $3))) as budget_used,
+          from dream_slices s
+         where s.ended_at is null or s.ended_at > now() - make_interval(secs => $3)) as budget_used,
        exists (select 1 from dream_journal where status = 'paused' and kind = 'dream') as paused_dream`,
     [startedAt, presenceTtlSeconds, budgetWindowSeconds],
   );
@@ -397,6 +398,17 @@ export async function reverieScope(db: Queryable, conversationId: string | null)
     [conversationId],
   );
   return res.rows[0]?.scope ?? DEFAULT_SCOPE;
+}
+
+/**
+ * Fresh statistics for the dream journal's stretches: which of them lie within the dream
+ * budget's window (quietMoment, at each look) is a range the planner can tell small only from
+ * them, and the embedded database has no autovacuum to gather them (the memory worker's hourly
+ * tick does, as for the full-text index). The journal's other questions read an index's end or
+ * a partial index and need none (migrations/000032_growing_tables.sql).
+ */
+export async function refreshDreamStatistics(db: Queryable): Promise<void> {
+  await db.query("analyze dream_slices");
 }
 
 /**
