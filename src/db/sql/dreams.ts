@@ -226,6 +226,9 @@ export async function conversationSeeds(db: Queryable, conversationId: string, t
 }
 
 /** The last finished reflection of any scope began here ('-infinity': never). */
+/** When a turn last began or ended: two indexes' ends (migrations/000032_growing_tables.sql), not a read of every turn. */
+const LAST_TURN_ACTIVITY = "greatest((select max(created_at) from turns), (select max(finished_at) from turns))";
+
 const LAST_REFLECTION = `coalesce((select max(started_at) from dream_journal where kind = 'reflect' and status = 'done'), '-infinity')`;
 
 /** What a reflection in scope $2 draws on: the most important memories since that scope's last one (not dreams). */
@@ -296,10 +299,9 @@ export async function dreamState(db: Queryable, awakeSeconds: number): Promise<D
   }>(
     `select d.id as dream_id, d.kind, coalesce(d.resumed_at, d.started_at) as dream_started, d.focus, d.scope, d.topics,
        c.id as consolidation_id, c.started_at as consolidation_since,
-       greatest((select max(created_at) from turns), (select max(finished_at) from turns), (select last_request_at from activity),
+       greatest(${LAST_TURN_ACTIVITY}, (select last_request_at from activity),
          (select max(last_seen_at) from clients where left_at is null)) as last_seen,
-       psyche_someone_here() or coalesce(greatest((select max(created_at) from turns), (select max(finished_at) from turns))
-         > now() - make_interval(secs => $1), false) as here,
+       psyche_someone_here() or coalesce(${LAST_TURN_ACTIVITY} > now() - make_interval(secs => $1), false) as here,
        exists (select 1 from turns t where t.status in ('queued', 'running') and d.id is not null and t.created_at >= coalesce(d.resumed_at, d.started_at)) as chat_waiting
      from (select 1) one left join lateral (select * from dream_journal where status = 'dreaming' and kind <> 'consolidate' order by started_at desc limit 1) d on true
        left join lateral (select id, started_at from dream_journal where status = 'dreaming' and kind = 'consolidate' order by started_at desc limit 1) c on true`,
@@ -367,7 +369,7 @@ export async function quietMoment(
   // look, in a transaction holding the embedded database's one backend.
   const res = await db.query<QuietMoment>(
     `with last as (
-       select greatest((select max(created_at) from turns), (select max(finished_at) from turns), $1::timestamptz,
+       select greatest(${LAST_TURN_ACTIVITY}, $1::timestamptz,
          (select last_request_at from activity), (select max(greatest(last_seen_at, left_at)) from clients)) as at
      )
      select extract(epoch from now() - (select at from last))::float8 as quiet,
