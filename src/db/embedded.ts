@@ -1,16 +1,17 @@
 // The embedded Postgres: PGlite with pgvector, persisted in the data directory, served
-// over the Postgres wire protocol so `pg`, pg-boss and psql take their ordinary code path.
+// over the Postgres wire protocol so `pg`, pg-boss and psql take their ordinary code path. It
+// runs on a thread of its own (workers/threads/embedded-database.ts), with pglite-socket and
+// the password gate: its statements then run beside the server's JavaScript, not inside it.
+import { once } from "node:events";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-import { vector } from "@electric-sql/pglite-pgvector";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
-import { keepProtocolGroupsTogether } from "./protocol-groups.js";
+import { Worker } from "node:worker_threads";
 import { acquirePidLock, type PidLock } from "./pid-lock.js";
 import { UserError } from "../errors.js";
 import { embeddedPassword, embeddedUrl } from "./embedded-password.js";
-import { startPasswordGate, type PasswordGate } from "./password-gate.js";
+import { type DatabaseThreadData, type DatabaseThreadReport, DatabaseThreadReportSchema } from "./embedded-thread.js";
+import { threadExecArgv, threadFile } from "../thread-file.js";
 
 export interface EmbeddedDatabaseOptions {
   /** The data directory; the database lives in `<dataDir>/pgdata`. */
@@ -28,13 +29,11 @@ export interface EmbeddedDatabase {
   /**
    * For this process's own connections: pglite-socket's Unix socket itself, past the password
    * gate, whose directory only this user can enter. A statement's round trip then makes two
-   * socket hops on the event loop, not four (0.28 ms against 0.47 for `select 1`, idle, on
-   * 2 cores; the loop also runs the chats' HTTP and the model's callbacks).
+   * socket hops, not four (0.28 ms against 0.47 for `select 1`, idle, on 2 cores, measured
+   * with the database on the server's thread).
    */
   ownConnectionString: string;
   port: number;
-  /** The in-process PGlite, for LISTEN/NOTIFY inside this process. */
-  pglite: PGlite;
   stop(): Promise<void>;
 }
 
@@ -42,6 +41,18 @@ const SOCKET_PORT = 5432;
 
 export class DatabaseInUseError extends UserError {
   override name = "DatabaseInUseError";
+}
+
+/** The database's thread, started: its first report (ready or failed), or its death before one. */
+async function startThread(data: DatabaseThreadData): Promise<{ worker: Worker; first: DatabaseThreadReport }> {
+  const worker = new Worker(threadFile("embedded-database"), { workerData: data, execArgv: threadExecArgv() });
+  const first = await new Promise<DatabaseThreadReport>((resolve, reject) => {
+    worker.once("message", (m: unknown) => resolve(DatabaseThreadReportSchema.parse(m)));
+    worker.once("error", reject);
+    worker.once("exit", (code) => reject(new Error(`the embedded database's thread exited (code ${code}) before it was ready`)));
+  });
+  worker.removeAllListeners();
+  return { worker, first };
 }
 
 export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
@@ -59,16 +70,7 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
       { cause: err },
     );
   }
-  const pglite = new PGlite(dir, { extensions: { vector } });
-  try {
-    await pglite.waitReady;
-    await pglite.exec("create extension if not exists vector");
-  } catch (err) {
-    lock.release();
-    throw err;
-  }
   const host = options.host ?? "127.0.0.1";
-  const password = embeddedPassword(options.dataDir);
   // pglite-socket itself on a Unix socket in a private (0700) directory; the TCP port is the
   // password gate's (db/password-gate.ts). The directory is a short temporary one: a socket's
   // path has a length limit that a deep data directory would pass.
@@ -76,40 +78,56 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   // Named as pg names a server's socket (`<dir>/.s.PGSQL.<port>`), so a connection string with
   // the directory as its host reaches it; the port number only names the file.
   const socketPath = join(socketDir, `.s.PGSQL.${SOCKET_PORT}`);
-  const server = new PGLiteSocketServer({ db: pglite, path: socketPath, maxConnections: options.maxConnections ?? 64 });
-  keepProtocolGroupsTogether(server);
-  let gate: PasswordGate;
-  try {
-    await server.start();
-    gate = await startPasswordGate({ host, port: options.port, password, target: socketPath });
-  } catch (err) {
-    await server.stop().catch(() => undefined);
-    await pglite.close();
+  const password = embeddedPassword(options.dataDir);
+  const data = { dir, socketPath, maxConnections: options.maxConnections ?? 64, host, port: options.port, password };
+  const undo = () => {
     rmSync(socketDir, { recursive: true, force: true });
     lock.release();
-    if ((err as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      throw new DatabaseInUseError(
-        `port ${options.port} is in use, so the embedded database cannot listen there: pass --db-port (0 picks a free one) or stop the other server`,
-        { cause: err },
-      );
-    }
+  };
+  let started: Awaited<ReturnType<typeof startThread>>;
+  try {
+    started = await startThread(data);
+  } catch (err) {
+    undo();
     throw err;
   }
-  const port = gate.port;
-  let stopped = false;
+  const { worker, first } = started;
+  if (first.kind !== "ready") {
+    await once(worker, "exit").catch(() => undefined);
+    undo();
+    const message = first.kind === "failed" ? first.message : "it stopped before it was ready";
+    if (first.kind === "failed" && first.code === "EADDRINUSE")
+      throw new DatabaseInUseError(
+        `port ${options.port} is in use, so the embedded database cannot listen there: pass --db-port (0 picks a free one) or stop the other server`,
+      );
+    throw new Error(`the embedded database could not start: ${message}`);
+  }
+  let stopping = false;
+  // The thread ends only when asked: past that, the process has lost its database.
+  const lost = (why: string) => {
+    if (!stopping) throw new Error(`the embedded database's thread ${why}`);
+  };
+  worker.on("error", (err) => lost(`failed: ${err.message}`));
+  worker.on("exit", (code) => lost(`exited (code ${code})`));
+  const port = first.port;
+  let stopped: Promise<void> | undefined;
   return {
     connectionString: embeddedUrl(host, port, password),
     ownConnectionString: `postgresql://postgres@localhost:${SOCKET_PORT}/postgres?host=${encodeURIComponent(socketDir)}`,
     port,
-    pglite,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await gate.close();
-      await server.stop();
-      await pglite.close();
-      rmSync(socketDir, { recursive: true, force: true });
-      lock.release();
+    stop() {
+      stopped ??= (async () => {
+        stopping = true;
+        const report = new Promise<DatabaseThreadReport>((resolve) =>
+          worker.once("message", (m: unknown) => resolve(DatabaseThreadReportSchema.parse(m))),
+        );
+        const exited = once(worker, "exit");
+        worker.postMessage({ kind: "stop" });
+        const [said] = await Promise.all([report, exited]);
+        undo();
+        if (said.kind === "stopped" && said.error) throw new Error(`stopping the embedded database: ${said.error}`);
+      })();
+      return stopped;
     },
   };
 }

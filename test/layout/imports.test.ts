@@ -15,9 +15,10 @@ const root = packageRoot();
  * a conversation id (the API, MCP and job payloads all check it) and of a scope (every surface
  * reads one, and the store keeps memories and conversations in it), and the tool
  * protocol (src/tools/: types and checks that the requests, the stored turn and the engine all
- * speak). It imports nothing but itself.
+ * speak), and where a thread's compiled module is (the memory threads', the embedded database's).
+ * It imports nothing but itself.
  */
-const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "scope", "api-keys", "types", "tools"];
+const BASE = ["config", "log", "paths", "version", "errors", "conversation-id", "scope", "api-keys", "types", "tools", "thread-file"];
 const DOMAIN = ["agents", "conversation", "dreams", "memory", "mood", "inference", "jobs", "db"];
 /** What each part imports besides itself and BASE. Nothing imports `cli`, the top. */
 const MAY_IMPORT: Record<string, readonly string[]> = {

@@ -2,7 +2,8 @@
 // worker is terminated inside require(esm)'s instantiation (memory/thread-pool.ts). Closing
 // right after starting waits for every thread to say it loaded, then destroys the pool.
 import t from "tap";
-import { ThreadPool, threadExecArgv } from "../../src/memory/thread-pool.js";
+import { ThreadPool } from "../../src/memory/thread-pool.js";
+import { threadExecArgv } from "../../src/thread-file.js";
 import { ThreadScorer } from "../../src/memory/scorer.js";
 import { ThreadEmbedder } from "../../src/memory/embedder.js";
 
