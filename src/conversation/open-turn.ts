@@ -9,7 +9,7 @@ import type PgBoss from "pg-boss";
 import { appendMessages, lockConversation, type OpenedConversation, openConversation } from "../db/sql/conversations.js";
 import { getResponse, insertResponse, lastPositionOfTurn } from "../db/sql/responses.js";
 import { type TakenTurn, turnOfMessage } from "../db/sql/turns.js";
-import { inTransaction, type Pool, type PoolClient } from "../db/pool.js";
+import { inTransaction, onConnection, type Pool, type PoolClient } from "../db/pool.js";
 import { Channel, type SignalBus } from "../jobs/bus.js";
 import { invalidRequest, UserError } from "../errors.js";
 import { type ContextLimits, type KnownLimits, knownLimits } from "./context-fit.js";
@@ -175,9 +175,10 @@ async function store(deps: OpenTurnDeps, limits: KnownLimits, request: TurnReque
       await insertResponse(client, { turnId: turn.turnId, previousTurnId, ...request.record, input: request.record.items });
   };
   if (ref.kind === "own" && !request.record) {
-    // A conversation of its own: nothing to read or lock, so one statement.
+    // A conversation of its own: nothing to read or lock, so one statement, on a connection
+    // taken first, so that it is sent before the turn is handed (conversation/start-turn.ts).
     const conversationId = randomUUID();
-    await queue(deps.pool, NOTHING_STORED, { ...turn, conversationId });
+    await onConnection(deps.pool, (client) => queue(client, NOTHING_STORED, { ...turn, conversationId }));
     return { conversationId, waitingFor: [], taken };
   }
   const stored = await inTransaction(deps.pool, async (client): Promise<Stored> => {

@@ -102,8 +102,14 @@ export async function queueTurnIn(
     })),
   ];
   const claimedBy = input.claimedBy;
+  // Sent before the turn is handed: the worker's first steps (its prompt rendered and
+  // tokenized, a slot chosen) are this thread's work up to the model's first call, and the
+  // statement's bytes waited behind them, 1.4-2.3 ms on the first token's path (docs/benchmarks.md,
+  // "The embedded database on its own thread"). On a connection of its own, the statement is
+  // written in the next microtask, before the worker's; the pool's query waits for a tick.
+  const storing = insertTurnWithMessages(db, row, job);
   if (claimedBy !== undefined) beforeStore?.({ jobId, turn: handedTurn(insertedTurn({ ...row, claimedBy }, new Date()), promptMessages) });
-  const stored = await insertTurnWithMessages(db, row, job);
+  const stored = await storing;
   if (claimedBy === undefined) return { jobId, turn: undefined };
   return { jobId, turn: handedTurn(stored, promptMessages) };
 }

@@ -26,6 +26,20 @@ export async function openAll(pool: Pool): Promise<void> {
   for (const c of clients) c.release();
 }
 
+/**
+ * Runs `fn` on one of the pool's connections, taken before it: a statement is then written to
+ * the server as it is called (in the next microtask), where the pool's own query waits for a
+ * tick behind whatever microtasks this thread has queued (conversation/start-turn.ts).
+ */
+export async function onConnection<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await fn(client);
+  } finally {
+    client.release();
+  }
+}
+
 /** Runs `fn` in a transaction. Keep it short: the embedded server serializes transactions. */
 export async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

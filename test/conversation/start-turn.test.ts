@@ -39,8 +39,8 @@ t.test("a new conversation's turn is one statement, and its job is the one pg-bo
   started.follower.close();
   t.same(
     statements.map((s) => (s === "connect" ? s : "query")),
-    ["query"],
-    "one statement on the pool, no transaction (a connection of its own) around it",
+    ["connect", "query"],
+    "one statement, on a connection taken for it (conversation/start-turn.ts), no transaction around it",
   );
   const stored = (await pool.query("select status, job_id, conversation_id from turns where id = $1", [started.turnId])).rows[0];
   t.match(stored, { status: "queued", conversation_id: started.conversationId });
