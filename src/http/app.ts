@@ -3,13 +3,13 @@ import { turnIdOf } from "../conversation/response-ids.js";
 import { presentedKey } from "../api-keys.js";
 import { serverRoute, turnInKeyScopes } from "./request-scope.js";
 import { type Context, Hono, type Next } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { WebServices } from "../web-services.js";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { ContextOverflow, UserError } from "../errors.js";
 import { ApiError } from "./errors.js";
 import { presence } from "./presence.js";
+import { bodyLimit } from "./body-limit.js";
 import { PsycheMetrics } from "./metrics.js";
 import { chatCompletionRoutes } from "./routes/chat-completions.js";
 import { completionRoutes } from "./routes/completions.js";
@@ -110,13 +110,10 @@ export function createApp(services: WebServices): Hono {
         turnInKeyScopes(deps, (c) => turnIdOf(c.req.param("id") ?? "")),
       );
   }
-  const limit = bodyLimit({
-    maxSize: deps.bodyLimit,
-    onError: () => {
-      throw new ApiError(413, "invalid_request_error", `The request body is larger than ${deps.bodyLimit} bytes (PSYCHE_BODY_LIMIT)`, {
-        code: "request_too_large",
-      });
-    },
+  const limit = bodyLimit(deps.bodyLimit, () => {
+    throw new ApiError(413, "invalid_request_error", `The request body is larger than ${deps.bodyLimit} bytes (PSYCHE_BODY_LIMIT)`, {
+      code: "request_too_large",
+    });
   });
   app.use("/v1/*", limit);
   app.use("/dream/*", limit);
