@@ -292,6 +292,7 @@ export class InferenceWorker implements TurnTaker {
         workerId: this.id,
         streams: () => this.scheduler.streams,
         events: this.events,
+        holdCore: () => this.takingIn(),
       };
       const outcome = await runTurn(deps, turnId, job.id, signal, job.taken);
       this.count(outcome);

@@ -24,6 +24,8 @@ export interface EventWriterOptions {
    * its store failed. Nothing is written before; nothing at all after false.
    */
   stored?: Promise<boolean> | undefined;
+  /** Called once, when the first event has been written and signalled, or the writer stops without one. */
+  onFirstWrite?: (() => void) | undefined;
 }
 
 type PieceKind = "delta" | "reasoning";
@@ -41,7 +43,10 @@ export class EventWriter {
   lost = false;
   failure: unknown;
 
+  private onFirstWrite: (() => void) | undefined;
+
   constructor(private readonly o: EventWriterOptions) {
+    this.onFirstWrite = o.onFirstWrite;
     this.seq = o.lastSeq;
     if (o.stored)
       this.inFlight = o.stored.then((ok) => {
@@ -89,6 +94,7 @@ export class EventWriter {
         return false;
       }
       this.o.bus.notify(Channel.turn, encodeTurnSignal(this.o.turnId, { seq, kind, content: text }));
+      this.firstWritten();
       if (res.cancelRequested) this.stop("cancelled");
       return true;
     } catch (err) {
@@ -98,7 +104,14 @@ export class EventWriter {
     }
   }
 
+  private firstWritten(): void {
+    const call = this.onFirstWrite;
+    this.onFirstWrite = undefined;
+    call?.();
+  }
+
   private stop(reason: "cancelled" | "lost"): void {
+    this.firstWritten();
     if (this.stopped) return;
     this.stopped = true;
     this.o.onStop(reason);
@@ -111,6 +124,7 @@ export class EventWriter {
    */
   async drain(): Promise<TailEvent | undefined> {
     this.cancelTimer();
+    this.firstWritten();
     await this.inFlight;
     // All but the last run are written here (a thought still buffered when the reply ended: rare).
     while (this.runs.filter((r) => r.text).length > 1) {

@@ -47,6 +47,14 @@ export interface RunTurnDeps {
   streams?: () => number;
   /** The worker's one writer of its turns' events, which writes those of the same moment together; without it, each turn writes alone. */
   events?: EventBatch | undefined;
+  /**
+   * Counts the turn as this process taking one in (inference/core-share.ts) from its start to
+   * its first event written, the returned call ending it: that write and its relay are the
+   * first token's last steps, on this thread and the database's, while the model's threads
+   * would otherwise hold every core (docs/decisions.md, "A core left until a turn's first text
+   * is written").
+   */
+  holdCore?: (() => () => void) | undefined;
 }
 
 /**
@@ -220,6 +228,7 @@ async function generateTurn(
   });
   if (turn.cancel_requested_at) stop("cancelled");
 
+  const released = deps.holdCore?.();
   const writer = new EventWriter({
     events: deps.events ?? new EventBatch(deps.pool),
     bus: deps.bus,
@@ -229,6 +238,7 @@ async function generateTurn(
     flushMs: () => flushSpacing(deps.flushMs ?? DEFAULT_FLUSH_MS, deps.streams?.() ?? 1),
     onStop: stop,
     stored,
+    onFirstWrite: released,
   });
   if (sofar.text) log.info({ chars: sofar.text.length }, "continuing a turn that an earlier worker left unfinished");
   try {
@@ -354,6 +364,7 @@ async function generateTurn(
     log.debug({ finishReason, tokens: result.completionTokens }, "turn finished");
     return finishReason === "cancelled" ? "cancelled" : "done";
   } finally {
+    released?.();
     jobSignal.removeEventListener("abort", onJobAbort);
     unsubscribe();
   }
