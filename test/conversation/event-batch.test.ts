@@ -3,22 +3,12 @@
 // its seq is free, cancellation asked), and a row that fails the statement fails only itself.
 import t from "tap";
 import { randomUUID } from "node:crypto";
-import { openTurn } from "../../src/conversation/open-turn.js";
-import { claimTurn } from "../../src/db/sql/turns.js";
 import { EventBatch } from "../../src/conversation/event-batch.js";
 import type { EventAppend } from "../../src/db/sql/turn-events.js";
-import { testDatabase, turnDeps, userTurn } from "../helpers/database.js";
+import { runningTurn, testDatabase } from "../helpers/database.js";
 
 const db = await testDatabase(t);
-
-/** A stored turn claimed by `workerId`, running. */
-async function runningTurn(workerId: string): Promise<string> {
-  const opened = await openTurn(turnDeps(db), userTurn(`batch ${randomUUID()}`));
-  opened.follower.close();
-  const jobId: string = (await db.pool.query("select job_id from turns where id = $1", [opened.turnId])).rows[0].job_id;
-  t.ok(await claimTurn(db.pool, opened.turnId, jobId, workerId), "claimed");
-  return opened.turnId;
-}
+const running = (workerId: string) => runningTurn(db, workerId, "batch");
 
 const events = async (turnId: string) =>
   (await db.pool.query("select seq, kind, content, tokens from turn_events where turn_id = $1 order by seq", [turnId])).rows;
@@ -34,7 +24,7 @@ const row = (turnId: string, workerId: string, seq: number, content: string, kin
 
 t.test("the writes of one moment go in one statement, each turn's own event written", async (t) => {
   const worker = randomUUID();
-  const turns = [await runningTurn(worker), await runningTurn(worker), await runningTurn(worker)];
+  const turns = [await running(worker), await running(worker), await running(worker)];
   const batch = new EventBatch(db.pool);
   const results = await Promise.all([
     batch.append(row(turns[0]!, worker, 1, "first")),
@@ -57,7 +47,7 @@ t.test("the writes of one moment go in one statement, each turn's own event writ
 
 t.test("each row is checked on its own: another worker's turn, a taken seq, a cancelled turn", async (t) => {
   const worker = randomUUID();
-  const [held, other, cancelled] = [await runningTurn(worker), await runningTurn(randomUUID()), await runningTurn(worker)];
+  const [held, other, cancelled] = [await running(worker), await running(randomUUID()), await running(worker)];
   const batch = new EventBatch(db.pool);
   t.same(await batch.append(row(held, worker, 1, "mine")), { written: true, cancelRequested: false });
   await db.pool.query("update turns set cancel_requested_at = now() where id = $1", [cancelled]);
@@ -88,7 +78,7 @@ t.test("each row is checked on its own: another worker's turn, a taken seq, a ca
 
 t.test("a row that fails the statement fails alone: the others are written", async (t) => {
   const worker = randomUUID();
-  const [a, b] = [await runningTurn(worker), await runningTurn(worker)];
+  const [a, b] = [await running(worker), await running(worker)];
   const batch = new EventBatch(db.pool);
   const results = await Promise.allSettled([
     batch.append(row(a, worker, 1, "fine")),

@@ -4,23 +4,13 @@
 // core is never held past the turn.
 import t from "tap";
 import { randomUUID } from "node:crypto";
-import { openTurn } from "../../src/conversation/open-turn.js";
-import { claimTurn } from "../../src/db/sql/turns.js";
 import { EventBatch } from "../../src/conversation/event-batch.js";
 import { EventWriter } from "../../src/conversation/event-writer.js";
 import { LocalBus } from "../../src/jobs/bus.js";
-import { testDatabase, turnDeps, userTurn } from "../helpers/database.js";
+import { runningTurn, testDatabase } from "../helpers/database.js";
 
 const db = await testDatabase(t);
-
-/** A stored turn claimed by `workerId`, running. */
-async function runningTurn(workerId: string): Promise<string> {
-  const opened = await openTurn(turnDeps(db), userTurn(`writer ${randomUUID()}`));
-  opened.follower.close();
-  const jobId: string = (await db.pool.query("select job_id from turns where id = $1", [opened.turnId])).rows[0].job_id;
-  t.ok(await claimTurn(db.pool, opened.turnId, jobId, workerId), "claimed");
-  return opened.turnId;
-}
+const running = (workerId: string) => runningTurn(db, workerId, "writer");
 
 function writer(turnId: string, workerId: string, calls: string[], stops: string[] = []) {
   return new EventWriter({
@@ -42,7 +32,7 @@ const written = async (turnId: string) =>
 
 t.test("called once the first event is written, and only once", async (t) => {
   const worker = randomUUID();
-  const turnId = await runningTurn(worker);
+  const turnId = await running(worker);
   const calls: string[] = [];
   const w = writer(turnId, worker, calls);
   w.push("Hello", 1);
@@ -57,7 +47,7 @@ t.test("called once the first event is written, and only once", async (t) => {
 });
 
 t.test("called where the turn is lost before any event is written", async (t) => {
-  const turnId = await runningTurn(randomUUID());
+  const turnId = await running(randomUUID());
   const calls: string[] = [];
   const stops: string[] = [];
   const w = writer(turnId, randomUUID(), calls, stops);
@@ -71,7 +61,7 @@ t.test("called where the turn is lost before any event is written", async (t) =>
 t.test("called where the turn ends with nothing written", async (t) => {
   const worker = randomUUID();
   const calls: string[] = [];
-  const w = writer(await runningTurn(worker), worker, calls);
+  const w = writer(await running(worker), worker, calls);
   t.same(await w.drain(), undefined);
   t.same(calls, ["first write"]);
 });

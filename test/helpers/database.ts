@@ -7,7 +7,9 @@ import { startEmbeddedDatabase } from "../../src/db/embedded.js";
 import { connect, type DatabaseHandles } from "../../src/processes/connect.js";
 import { StopStack } from "../../src/processes/stack.js";
 import { createLogger } from "../../src/log.js";
-import type { OpenTurnDeps } from "../../src/conversation/open-turn.js";
+import { openTurn, type OpenTurnDeps } from "../../src/conversation/open-turn.js";
+import { claimTurn } from "../../src/db/sql/turns.js";
+import { randomUUID } from "node:crypto";
 import { type TurnRequest, turnRequest } from "../../src/conversation/turn-request.js";
 import { seedDatabase } from "./db-template.js";
 import { testDatabaseUrl } from "./postgres.js";
@@ -48,3 +50,16 @@ export function turnDeps(db: Pick<TestDatabase, "pool" | "boss" | "bus">, overri
 /** A user's message as a turn request of a conversation of its own. */
 export const userTurn = (content: string, parts: Partial<TurnRequest> = {}): TurnRequest =>
   turnRequest({ model: "psyche", messages: [{ role: "user", content }], conversation: { kind: "own" }, scope: "default", ...parts });
+
+/** A stored turn of its own conversation, claimed by `workerId` and running, as a worker holds one. */
+export async function runningTurn(
+  db: Pick<TestDatabase, "pool" | "boss" | "bus">,
+  workerId: string,
+  content = "a running turn",
+): Promise<string> {
+  const opened = await openTurn(turnDeps(db), userTurn(`${content} ${randomUUID()}`));
+  opened.follower.close();
+  const jobId: string = (await db.pool.query("select job_id from turns where id = $1", [opened.turnId])).rows[0].job_id;
+  if (!(await claimTurn(db.pool, opened.turnId, jobId, workerId))) throw new Error(`turn ${opened.turnId} could not be claimed`);
+  return opened.turnId;
+}
