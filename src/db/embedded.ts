@@ -43,11 +43,15 @@ export class DatabaseInUseError extends UserError {
   override name = "DatabaseInUseError";
 }
 
+/** The thread's next report, checked. */
+const nextReport = (worker: Worker) =>
+  new Promise<DatabaseThreadReport>((resolve) => worker.once("message", (m: unknown) => resolve(DatabaseThreadReportSchema.parse(m))));
+
 /** The database's thread, started: its first report (ready or failed), or its death before one. */
 async function startThread(data: DatabaseThreadData): Promise<{ worker: Worker; first: DatabaseThreadReport }> {
   const worker = new Worker(threadFile("embedded-database"), { workerData: data, execArgv: threadExecArgv() });
   const first = await new Promise<DatabaseThreadReport>((resolve, reject) => {
-    worker.once("message", (m: unknown) => resolve(DatabaseThreadReportSchema.parse(m)));
+    nextReport(worker).then(resolve, reject);
     worker.once("error", reject);
     worker.once("exit", (code) => reject(new Error(`the embedded database's thread exited (code ${code}) before it was ready`)));
   });
@@ -118,9 +122,7 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     stop() {
       stopped ??= (async () => {
         stopping = true;
-        const report = new Promise<DatabaseThreadReport>((resolve) =>
-          worker.once("message", (m: unknown) => resolve(DatabaseThreadReportSchema.parse(m))),
-        );
+        const report = nextReport(worker);
         const exited = once(worker, "exit");
         worker.postMessage({ kind: "stop" });
         const [said] = await Promise.all([report, exited]);

@@ -42,16 +42,15 @@ export async function onConnection<T>(pool: Pool, fn: (client: PoolClient) => Pr
 
 /** Runs `fn` in a transaction. Keep it short: the embedded server serializes transactions. */
 export async function inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query("begin");
-    const result = await fn(client);
-    await client.query("commit");
-    return result;
-  } catch (err) {
-    await client.query("rollback").catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  return onConnection(pool, async (client) => {
+    try {
+      await client.query("begin");
+      const result = await fn(client);
+      await client.query("commit");
+      return result;
+    } catch (err) {
+      await client.query("rollback").catch(() => undefined);
+      throw err;
+    }
+  });
 }
