@@ -3,6 +3,7 @@ import { createAdaptorServer } from "@hono/node-server";
 import { type AddressInfo, createServer } from "node:net";
 import type { Hono } from "hono";
 import { UserError } from "../errors.js";
+import { Intake } from "./intake.js";
 
 export class PortInUseError extends UserError {
   override name = "PortInUseError";
@@ -32,7 +33,15 @@ export async function ensurePortFree(host: string, port: number): Promise<void> 
 }
 
 export async function listen(app: Hono, host: string, port: number): Promise<RunningServer> {
-  const server = createAdaptorServer({ fetch: app.fetch });
+  // Each request waits until a burst arriving with it has been read (http/intake.ts); the
+  // server is made first, as the intake counts its connections and requests.
+  const server = createAdaptorServer({
+    fetch: async (request: Request, env: unknown) => {
+      await intake.settled();
+      return app.fetch(request, env);
+    },
+  });
+  const intake = new Intake(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) => {
       if (err.code === "EADDRINUSE") reject(portInUse(port));
