@@ -1,14 +1,14 @@
 // Requests read before any is taken in. Node's event loop accepts one connection a turn (strace
 // of `psyche serve` on Node 20: one accept4 between two epoll waits, the next connection's on
 // the next turn), and the turn that reads a request goes on to run what its handler sets off
-// on the JavaScript thread before the loop polls again: for a chat its translation, its storing
-// statement, its prompt rendered and tokenized, some 3 ms on two cores. Four chats sent at
-// once were read a turn apart each, the fourth 8-15 ms after it was sent, and the model read
-// their prompts in two or three batches while the last still waited to be read (llama-server's
-// HTTP threads read all four at once). Here a request's handler waits for a turn of the loop
-// that accepted no connection and read no request, at most `maxWaitMs`: a burst is read whole
-// and its prompts reach the model together (docs/benchmarks.md, "A burst read whole"); a lone
-// request waits two turns of an idle loop, microseconds.
+// on the JavaScript thread before the loop polls again: for a chat its translation, its
+// storing statement sent, its prompt rendered, tokenized and queued, 1-2 ms on two cores. Four
+// chats sent at once were read a turn apart each, the fourth 5-15 ms after it was written, and
+// the model read their prompts in two or three batches while the last still waited to be read
+// (llama-server's HTTP threads read all four at once). Here a request's handler waits for a
+// turn of the loop that accepted no connection and read no request, at most `maxWaitMs`: a
+// burst is read whole and its prompts reach the model together (docs/benchmarks.md, "A burst
+// read whole"); a lone request waits two turns of an idle loop, microseconds.
 import type { EventEmitter } from "node:events";
 
 /** The longest a request waits for others arriving with it (ms). */
