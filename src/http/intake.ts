@@ -16,6 +16,8 @@ export const INTAKE_MAX_WAIT_MS = 10;
 
 export class Intake {
   private arrivals = 0;
+  /** The wait under way, shared by every request that arrives during it (one look a turn for a burst, not one each). */
+  private waiting: Promise<void> | undefined;
 
   /** `server`: a node:http server (its `connection` and `request` events are counted). */
   constructor(
@@ -29,17 +31,22 @@ export class Intake {
     server.prependListener("request", arrived);
   }
 
-  /** Resolves on the first turn of the loop that brought nothing new, or once `maxWaitMs` have passed. */
+  /** Resolves on the first turn of the loop that brought nothing new, or once `maxWaitMs` have passed since the wait began. */
   settled(): Promise<void> {
-    const started = performance.now();
-    return new Promise((resolve) => {
+    this.waiting ??= new Promise((resolve) => {
+      const started = performance.now();
+      const done = () => {
+        this.waiting = undefined;
+        resolve();
+      };
       // An immediate set from a request's callback (the poll phase) runs in this same turn's
       // check phase, before any new poll: the count is taken there, and compared a turn later.
       const look = (): void => {
         const seen = this.arrivals;
-        setImmediate(() => (this.arrivals !== seen && performance.now() - started < this.maxWaitMs ? look() : resolve()));
+        setImmediate(() => (this.arrivals !== seen && performance.now() - started < this.maxWaitMs ? look() : done()));
       };
       setImmediate(look);
     });
+    return this.waiting;
   }
 }
